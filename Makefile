@@ -1,0 +1,33 @@
+# Two entry points: `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint lit pytest bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python demo/run_demo.py
+
+test: $(STAMP) lint lit pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check irc tests bench demo tools
+
+lit: $(STAMP)
+	$(BIN)/lit -q tests/filecheck
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q -n 2
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_resnet50.py
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,1 @@
+"""The IR core shared by every tool: contexts, parsing, printing, verification, weights."""

@@ -1,0 +1,47 @@
+"""The MLIR context of irc: every dialect irc knows, registered lazily.
+
+A dialect's module is imported only when the parser first meets one of its ops or
+attributes, so `irc-opt --help` and small inputs start fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+
+def _builtin() -> Dialect:
+    from xdsl.dialects.builtin import Builtin
+
+    return Builtin
+
+
+def _func() -> Dialect:
+    from xdsl.dialects.func import Func
+
+    return Func
+
+
+def _nn() -> Dialect:
+    from irc.dialects.nn import NN
+
+    return NN
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "builtin": _builtin,
+    "func": _func,
+    "nn": _nn,
+}
+"""Every dialect irc registers, by name, with the function that loads it."""
+
+
+def make_context(allow_unregistered_dialect: bool = False) -> Context:
+    """A fresh context with every irc dialect registered (and builtin loaded)."""
+    ctx = Context(allow_unregistered=allow_unregistered_dialect)
+    for name, factory in DIALECTS.items():
+        ctx.register_dialect(name, factory)
+    ctx.load_registered_dialect("builtin")
+    return ctx

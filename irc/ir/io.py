@@ -1,0 +1,294 @@
+"""Reading and writing textual IR.
+
+- `parse_module` parses MLIR text into a module. Every op without an explicit `loc(...)`
+  gets the `file:line:col` where it was written, as MLIR's parser does, so that
+  verifier errors point into the file. Weights printed as `dense_resource<...>` are
+  loaded back from the file's resource section or from its sidecar.
+- `split_input` cuts a file at lines that are exactly `// -----`, keeping line numbers.
+- `print_module` / `write_module` print a module with a chosen `WeightsMode`.
+- `verify_module` runs every op's verifier and reports all failures with locations.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.lexer import Span
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from irc.diagnostics import Diagnostic, IrcError, Location, error
+from irc.fileio import StagedOutputs
+from irc.ir import weights
+from irc.ir.weights import WeightsMode, WeightsPrinting
+
+SPLIT_MARKER = "// -----"
+
+
+class LocatingParser(Parser):
+    """xDSL's parser, giving every op its source position as a `FileLineColLoc`."""
+
+    def __init__(self, ctx: Context, text: str, name: str) -> None:
+        super().__init__(ctx, text, name)
+        self._filename = StringAttr(name)
+        self._line_starts = [0]
+        position = text.find("\n")
+        while position != -1:
+            self._line_starts.append(position + 1)
+            position = text.find("\n", position + 1)
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            line = bisect.bisect_right(self._line_starts, start)
+            column = start - self._line_starts[line - 1] + 1
+            op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
+        return op
+
+    def current_span(self) -> Span:
+        """The span of the token the parser is looking at."""
+        return self._current_token.span
+
+
+def split_input(text: str) -> list[str]:
+    """Split at lines that are exactly `// -----`; each chunk keeps its line numbers."""
+    chunks: list[str] = []
+    current: list[str] = []
+    first_line = 0
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.rstrip("\r\n").rstrip() == SPLIT_MARKER:
+            chunks.append("\n" * first_line + "".join(current))
+            current, first_line = [], index + 1
+        else:
+            current.append(line)
+    chunks.append("\n" * first_line + "".join(current))
+    return chunks
+
+
+def parse_module(
+    text: str,
+    ctx: Context,
+    filename: str = "<stdin>",
+    *,
+    weights_dir: Path | None = None,
+) -> ModuleOp:
+    """Parse MLIR text into a module, with locations and weights resolved.
+
+    `weights_dir` is where a sidecar named by the module's `irc.weights` attribute is
+    looked for (the directory of the input file); without it a sidecar is an error.
+    """
+    parser = LocatingParser(ctx, text, filename)
+    try:
+        module = parser.parse_module()
+    except ParseError as parse_error:
+        raise IrcError(Diagnostic(parse_error.msg, Location.of_span(parse_error.span))) from None
+    except (VerifyException, DiagnosticException) as failure:
+        # Raised while building an attribute or op that the syntax allowed.
+        message = str(failure).strip().splitlines()[0] if str(failure).strip() else "invalid IR"
+        raise error(message, parser.current_span()) from None
+    _load_weights(module, ctx, weights_dir)
+    return module
+
+
+def _load_weights(module: ModuleOp, ctx: Context, weights_dir: Path | None) -> None:
+    """Replace every `dense_resource<h>` whose bytes are known by a `dense<...>`."""
+    blobs: dict[str, np.ndarray] = {}
+    sidecar = module.attributes.pop(weights.WEIGHTS_FILE_ATTR, None)
+    if sidecar is not None:
+        blobs = _read_sidecar(sidecar, module, weights_dir)
+    interface = ctx.get_dialect("builtin").get_interface(OpAsmDialectInterface)
+
+    def resolve(attr: Attribute) -> Attribute:
+        if not isinstance(attr, DenseResourceAttr):
+            return attr
+        handle = attr.resource_handle.data
+        if handle in blobs:
+            array = blobs[handle]
+            expected = tuple(attr.type.get_shape())
+            if array.shape != expected:
+                raise error(
+                    f"sidecar blob '{handle}' has shape {list(array.shape)}, "
+                    f"but the IR expects {list(expected)}",
+                    module,
+                )
+            return _dense_with_type(array, attr)
+        hex_blob = interface.lookup(handle) if interface else None
+        if hex_blob:
+            data = weights.blob_bytes(hex_blob)
+            return DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
+        return attr
+
+    for op in module.walk():
+        for name, value in list(op.properties.items()):
+            if isinstance(value, DenseResourceAttr):
+                op.properties[name] = resolve(value)
+        for name, value in list(op.attributes.items()):
+            if isinstance(value, DenseResourceAttr):
+                op.attributes[name] = resolve(value)
+
+
+def _dense_with_type(array: np.ndarray, attr: DenseResourceAttr) -> DenseIntOrFPElementsAttr:
+    dtype = weights.dtype_of(attr.type.get_element_type())
+    dense = weights.dense_from_numpy(np.asarray(array, dtype=dtype))
+    return DenseIntOrFPElementsAttr(attr.type, dense.data)
+
+
+def _read_sidecar(attr: Attribute, module: ModuleOp, weights_dir: Path | None) -> dict:
+    if not isinstance(attr, StringAttr):
+        raise error(f"'{weights.WEIGHTS_FILE_ATTR}' must be a string naming a file", module)
+    name = attr.data
+    hint = "the sidecar must be a relative path inside the directory of the IR file"
+    if weights_dir is None:
+        raise error(
+            f"the module's weights are in a sidecar file '{name}', but the IR was not read "
+            "from a file",
+            module,
+            hint="pass the .mlir file by path, next to its sidecar",
+        )
+    base = weights_dir.resolve()
+    path = (base / name).resolve()
+    if Path(name).is_absolute() or not path.is_relative_to(base):
+        raise error(f"sidecar '{name}' lies outside '{base}'", module, hint=hint)
+    if not path.is_file():
+        raise error(f"sidecar weights file '{path}' does not exist", module, hint=hint)
+    try:
+        return weights.load_sidecar(path)
+    except (OSError, ValueError) as failure:
+        raise error(f"cannot read sidecar weights file '{path}': {failure}", module) from None
+
+
+# --------------------------------------------------------------------------------------
+# Printing
+
+
+class IrcPrinter(Printer):
+    """xDSL's printer, printing dense constants as a `WeightsPrinting` policy says."""
+
+    def __init__(self, policy: WeightsPrinting, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.weights_policy = policy
+        self._op_stack: list[Operation] = []
+
+    def print_op(self, op: Operation) -> None:
+        self._op_stack.append(op)
+        try:
+            super().print_op(op)
+        finally:
+            self._op_stack.pop()
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if isinstance(attribute, DenseIntOrFPElementsAttr):
+            weights.print_dense(self, attribute, self.weights_policy, self._name_hint())
+            return
+        super().print_attribute(attribute)
+
+    def _name_hint(self) -> str:
+        if self._op_stack and isinstance(self._op_stack[-1].location, NameLoc):
+            return self._op_stack[-1].location.desc.data
+        return "cst"
+
+
+@dataclass
+class PrintOptions:
+    """How a module is printed: MLIR's printing flags plus where weights go."""
+
+    generic: bool = False
+    debuginfo: bool = False
+    weights: WeightsMode = WeightsMode.ELIDE
+    inline_limit: int = 16
+    extra_blobs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def print_module(module: Operation, stream: IO[str], options: PrintOptions) -> dict:
+    """Print `module` to `stream`; returns the blobs that a sidecar must hold.
+
+    In `resource` mode the blobs are appended to the text as a resource section.
+    In `sidecar` mode they are returned for the caller to write (see `write_module`).
+    """
+    policy = WeightsPrinting(mode=options.weights, inline_limit=options.inline_limit)
+    printer = IrcPrinter(
+        policy,
+        stream=stream,
+        print_generic_format=options.generic,
+        print_debuginfo=options.debuginfo,
+    )
+    printer.print_op(module)
+    stream.write("\n")
+    if options.weights is WeightsMode.RESOURCE:
+        stream.write(weights.resource_section(policy.blobs))
+    return policy.blobs
+
+
+def module_to_string(module: Operation, options: PrintOptions | None = None) -> str:
+    """Print to a string (weights elided unless `options` says otherwise)."""
+    stream = io.StringIO()
+    print_module(module, stream, options or PrintOptions())
+    return stream.getvalue()
+
+
+def sidecar_path_for(output: Path) -> Path:
+    """The sidecar that goes with an output file: `model.mlir` -> `model.weights.npz`."""
+    return output.with_name(output.stem + ".weights.npz")
+
+
+def write_module(
+    module: ModuleOp, output: Path, options: PrintOptions, outputs: StagedOutputs
+) -> None:
+    """Stage `module` (and its sidecar in `sidecar` mode) for writing to `output`."""
+    sidecar = sidecar_path_for(output)
+    if options.weights is WeightsMode.SIDECAR:
+        module.attributes[weights.WEIGHTS_FILE_ATTR] = StringAttr(sidecar.name)
+    try:
+        stream = io.StringIO()
+        blobs = print_module(module, stream, options)
+    finally:
+        module.attributes.pop(weights.WEIGHTS_FILE_ATTR, None)
+    if options.weights is WeightsMode.SIDECAR:
+        outputs.stage(sidecar, lambda file: weights.save_sidecar(file, blobs))
+    outputs.stage_text(output, stream.getvalue())
+
+
+# --------------------------------------------------------------------------------------
+# Verification
+
+
+def verify_diagnostics(module: Operation) -> Iterator[Diagnostic]:
+    """Run every op's verifier; yield one diagnostic per op that fails."""
+    for op in module.walk():
+        try:
+            op.verify_()
+        except (VerifyException, DiagnosticException) as failure:
+            message = str(failure).strip() or f"'{op.name}' failed to verify"
+            yield Diagnostic(message, Location.of(op))
+        except IrcError as failure:
+            yield from failure.diagnostics
+
+
+def verify_module(module: Operation) -> None:
+    """Raise an `IrcError` listing every op that fails to verify."""
+    diagnostics = list(verify_diagnostics(module))
+    if diagnostics:
+        raise IrcError(diagnostics)
