@@ -9,7 +9,9 @@ non-zero status; any other exception is a bug in irc and keeps its traceback.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -144,3 +146,34 @@ def error(
 ) -> IrcError:
     """Build an `IrcError` with one error diagnostic; `raise error(...)` at the call site."""
     return IrcError(Diagnostic(message, Location.of(at), Severity.ERROR, hint))
+
+
+# --------------------------------------------------------------------------------------
+# Non-fatal diagnostics (warnings, remarks) from passes
+
+_collectors: list[list[Diagnostic]] = []
+
+
+def emit(diagnostic: Diagnostic) -> None:
+    """Report a diagnostic from a pass without stopping it (a warning or a remark).
+
+    Errors that stop a pass are raised as `IrcError`s instead. Tools collect emitted
+    diagnostics with `collect_diagnostics()`: irc-opt prints them, or matches them
+    against `expected-warning`/`expected-remark` lines with --verify-diagnostics.
+    Outside any collector they are written to stderr.
+    """
+    if _collectors:
+        _collectors[-1].append(diagnostic)
+    else:
+        print(diagnostic.format(), file=sys.stderr)
+
+
+@contextmanager
+def collect_diagnostics() -> Iterator[list[Diagnostic]]:
+    """Collect the diagnostics that `emit` reports inside the `with` block."""
+    collected: list[Diagnostic] = []
+    _collectors.append(collected)
+    try:
+        yield collected
+    finally:
+        _collectors.pop()

@@ -48,9 +48,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue, TypeAttribute
 from xdsl.irdl import (
-    ConstraintContext,
     EqAttrConstraint,
     IRDLOperation,
+    VerificationContext,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -62,8 +62,9 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.ir import weights
@@ -101,7 +102,9 @@ def floats_prop():
 
 def bool_prop(default: bool = False):
     """An optional boolean property (`true`/`false`)."""
-    return opt_prop_def(IntegerAttr.constr(type=EqAttrConstraint(i1)), default_value=BoolAttr.from_bool(default))
+    return opt_prop_def(
+        IntegerAttr.constr(type=EqAttrConstraint(i1)), default_value=BoolAttr.from_bool(default)
+    )
 
 
 def str_prop(default: str | None = None):
@@ -134,7 +137,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     rank = max(len(shape) for shape in shapes)
     result = []
     for axis in range(rank):
-        dims = {shape[axis - rank + len(shape)] for shape in shapes if axis - rank + len(shape) >= 0}
+        dims = {
+            shape[axis - rank + len(shape)] for shape in shapes if axis - rank + len(shape) >= 0
+        }
         dims.discard(1)
         if len(dims) > 1:
             raise fail(f"shapes {[list(s) for s in shapes]} are not broadcast-compatible")
@@ -147,6 +152,17 @@ def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < rank:
         raise fail(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank
+
+
+def check_same_element_type(operand_types: Sequence[TensorType]) -> None:
+    """Check that every operand has the first operand's element type."""
+    element_type = operand_types[0].get_element_type()
+    for index, operand_type in enumerate(operand_types):
+        if operand_type.get_element_type() != element_type:
+            raise fail(
+                f"operand #{index} has element type {operand_type.get_element_type()}, "
+                f"expected {element_type}"
+            )
 
 
 def _is_float(element_type: Attribute) -> bool:
@@ -212,6 +228,23 @@ class Props:
 # The base op: shared syntax, verification and construction
 
 
+class NNCanonicalization(HasCanonicalizationPatternsTrait):
+    """The canonicalization patterns of `nn` ops, starting with constant folding.
+
+    The patterns live in irc/transforms and are imported only when `canonicalize`
+    runs, so loading the dialect stays cheap.
+    """
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from irc.transforms.fold_constants import FoldConstantPattern
+
+        return (FoldConstantPattern(),)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
+
+
 class NNOp(IRDLOperation):
     """Base class of `nn` ops: the shared syntax, verifier and builders.
 
@@ -220,7 +253,7 @@ class NNOp(IRDLOperation):
     `check` (further checks on a built op).
     """
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), NNCanonicalization())
 
     FLOAT_ONLY: ClassVar[bool] = False
     """If set, the first operand must have a floating-point element type."""
@@ -333,9 +366,13 @@ class NNOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         start = parser.pos
-        unresolved = parser.parse_optional_undelimited_comma_separated_list(
-            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
-        ) or []
+        unresolved = (
+            parser.parse_optional_undelimited_comma_separated_list(
+                parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+            )
+            or []
+        )
+        entries_at = parser.pos
         entries = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         if parser.parse_optional_punctuation("(") is not None:
@@ -358,7 +395,7 @@ class NNOp(IRDLOperation):
             operand_types = [single] * len(unresolved)
             result_types = [single] * cls._single_type_result_count()
         operands = parser.resolve_operands(unresolved, operand_types, start)
-        properties, attributes = cls._split_entries(parser, entries)
+        properties, attributes = cls._split_entries(parser, entries, entries_at)
         op = cls.create(
             operands=list(operands),
             result_types=list(result_types),
@@ -373,7 +410,7 @@ class NNOp(IRDLOperation):
 
     @classmethod
     def _split_entries(
-        cls, parser: Parser, entries: dict[str, Attribute]
+        cls, parser: Parser, entries: dict[str, Attribute], entries_at: int
     ) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
         definitions = cls.get_irdl_definition().properties
         properties: dict[str, Attribute] = {}
@@ -386,7 +423,7 @@ class NNOp(IRDLOperation):
             coerced = _coerce(value, definition.constr)
             if coerced is None:
                 parser.raise_error(
-                    f"invalid value {value} for property '{name}' of '{cls.name}'"
+                    f"invalid value {value} for property '{name}' of '{cls.name}'", entries_at
                 )
             properties[name] = coerced
         return properties, attributes
@@ -435,7 +472,7 @@ def _coerce(value: Attribute, constraint: object) -> Attribute | None:
             pass
     for candidate in candidates:
         try:
-            constraint.verify(candidate, ConstraintContext())  # type: ignore[attr-defined]
+            constraint.verify(candidate, VerificationContext())  # type: ignore[attr-defined]
         except VerifyException:
             continue
         return candidate
@@ -468,7 +505,9 @@ class ConstantOp(NNOp):
         return cls.build([], {"value": value}, [value.type], location)
 
     @classmethod
-    def from_attr(cls, value: DenseIntOrFPElementsAttr, location: Attribute | None = None) -> ConstantOp:
+    def from_attr(
+        cls, value: DenseIntOrFPElementsAttr, location: Attribute | None = None
+    ) -> ConstantOp:
         """A constant holding `value`."""
         return cls.build([], {"value": value}, [value.type], location)
 
@@ -492,7 +531,9 @@ class ConstantOp(NNOp):
     def verify_(self) -> None:
         static_shape(self.result.type, "result")
         if self.value.type != self.result.type:  # type: ignore[union-attr]
-            raise fail(f"value type {self.value.type} does not match result type {self.result.type}")  # type: ignore[union-attr]
+            raise fail(
+                f"value type {self.value.type} does not match result type {self.result.type}"
+            )  # type: ignore[union-attr]
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -633,7 +674,7 @@ class GeluOp(UnaryOp):
 
     def check(self, props: Props) -> None:
         if props.str("approximate") not in ("none", "tanh"):
-            raise fail("'approximate' must be \"none\" or \"tanh\"")
+            raise fail('\'approximate\' must be "none" or "tanh"')
 
 
 @irdl_op_definition
@@ -750,13 +791,8 @@ class BroadcastOp(NNOp):
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
         if not operand_types:
             raise fail(f"'{cls.name}' needs at least one operand")
+        check_same_element_type(operand_types)
         element_type = operand_types[0].get_element_type()
-        for index, operand_type in enumerate(operand_types):
-            if operand_type.get_element_type() != element_type:
-                raise fail(
-                    f"operand #{index} has element type {operand_type.get_element_type()}, "
-                    f"expected {element_type}"
-                )
         shape = broadcast_shapes(*(t.get_shape() for t in operand_types))
         return [TensorType(i1 if cls.RESULT_BOOL else element_type, shape)]
 
@@ -911,6 +947,7 @@ class PReluOp(NNOp):
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
         x, slope = operand_types
+        check_same_element_type(operand_types)
         if broadcast_shapes(x.get_shape(), slope.get_shape()) != tuple(x.get_shape()):
             raise fail(f"slope {slope} does not broadcast to input {x}")
         return [x]
@@ -984,9 +1021,13 @@ class ConvOp(NNOp):
         x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
         if len(x) < 3 or len(w) != len(x):
             raise fail(f"input rank {len(x)} and weight rank {len(w)} must be equal and >= 3")
-        group = props.int("group") or 1
+        check_same_element_type(operand_types)
+        group = props.int("group")
+        assert group is not None  # the property has a default
         if group < 1 or x[1] % group or w[0] % group:
-            raise fail(f"group {group} must divide input channels {x[1]} and output channels {w[0]}")
+            raise fail(
+                f"group {group} must divide input channels {x[1]} and output channels {w[0]}"
+            )
         if w[1] * group != x[1]:
             raise fail(f"weight expects {w[1] * group} input channels, input has {x[1]}")
         if len(operand_types) == 3 and tuple(operand_types[2].get_shape()) != (w[0],):
@@ -994,7 +1035,9 @@ class ConvOp(NNOp):
         spatial = len(x) - 2
         _, strides, pads, dilations = _spatial_params(props, spatial, w[2:])
         out = [
-            window_output_size(x[2 + i], w[2 + i], strides[i], pads[i], pads[spatial + i], dilations[i], False)
+            window_output_size(
+                x[2 + i], w[2 + i], strides[i], pads[i], pads[spatial + i], dilations[i], False
+            )
             for i in range(spatial)
         ]
         return [TensorType(operand_types[0].get_element_type(), [x[0], w[0], *out])]
@@ -1025,7 +1068,9 @@ class ConvTransposeOp(NNOp):
         x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
         if len(x) < 3 or len(w) != len(x):
             raise fail(f"input rank {len(x)} and weight rank {len(w)} must be equal and >= 3")
-        group = props.int("group") or 1
+        check_same_element_type(operand_types)
+        group = props.int("group")
+        assert group is not None  # the property has a default
         if w[0] != x[1] or group < 1 or x[1] % group:
             raise fail(f"weight has {w[0]} input channels, input has {x[1]} (group {group})")
         channels = w[1] * group
@@ -1072,6 +1117,7 @@ class GemmOp(NNOp):
         a, b = operand_types[0].get_shape(), operand_types[1].get_shape()
         if len(a) != 2 or len(b) != 2:
             raise fail("gemm operands must be 2-D")
+        check_same_element_type(operand_types)
         m, k = (a[1], a[0]) if props.bool("trans_a") else (a[0], a[1])
         k2, n = (b[1], b[0]) if props.bool("trans_b") else (b[0], b[1])
         if k != k2:
@@ -1085,8 +1131,11 @@ class GemmOp(NNOp):
 
 @irdl_op_definition
 class MatMulOp(NNOp):
-    """Matrix product with numpy's rules: batch dimensions broadcast, 1-D operands
-    are promoted and the added dimension removed."""
+    """Matrix product with numpy's rules (ONNX MatMul).
+
+    Batch dimensions broadcast; a 1-D operand is promoted to a matrix and the added
+    dimension is removed from the result.
+    """
 
     name = "nn.matmul"
     lhs = operand_def(TensorType)
@@ -1119,8 +1168,10 @@ class MatMulOp(NNOp):
 
 @irdl_op_definition
 class BatchNormOp(NNOp):
-    """Inference batch normalization: scale * (x - mean) / sqrt(var + epsilon) + bias,
-    per channel (axis 1)."""
+    """Inference batch normalization over channels (axis 1).
+
+    scale * (x - mean) / sqrt(var + epsilon) + bias, each parameter of shape (C).
+    """
 
     name = "nn.batch_norm"
     FLOAT_ONLY: ClassVar[bool] = True
@@ -1139,7 +1190,9 @@ class BatchNormOp(NNOp):
             raise fail("batch_norm input must have rank >= 2")
         for index, name in enumerate(("scale", "bias", "mean", "var"), start=1):
             if tuple(operand_types[index].get_shape()) != (x[1],):
-                raise fail(f"{name} must have shape [{x[1]}], got {list(operand_types[index].get_shape())}")
+                raise fail(
+                    f"{name} must have shape [{x[1]}], got {list(operand_types[index].get_shape())}"
+                )
         return [operand_types[0]]
 
 
@@ -1160,6 +1213,7 @@ class InstanceNormOp(NNOp):
         x = operand_types[0].get_shape()
         if len(x) < 3:
             raise fail("instance_norm input must have rank >= 3")
+        check_same_element_type(operand_types)
         for index in (1, 2):
             if tuple(operand_types[index].get_shape()) != (x[1],):
                 raise fail(f"scale and bias must have shape [{x[1]}]")
@@ -1184,6 +1238,7 @@ class LayerNormOp(NNOp):
         x = tuple(operand_types[0].get_shape())
         axis = normalize_axis(props.int("axis") or 0, len(x))
         normalized = x[axis:]
+        check_same_element_type(operand_types)
         for value_type in operand_types[1:]:
             if broadcast_shapes(value_type.get_shape(), normalized) != normalized:
                 raise fail(f"scale and bias must broadcast to {list(normalized)}")
@@ -1231,10 +1286,15 @@ class PoolOp(NNOp):
         ceil = props.bool("ceil_mode")
         out = []
         for i in range(spatial):
-            if pads[i] >= (kernel[i] - 1) * dilations[i] + 1 or pads[spatial + i] >= (kernel[i] - 1) * dilations[i] + 1:
+            if (
+                pads[i] >= (kernel[i] - 1) * dilations[i] + 1
+                or pads[spatial + i] >= (kernel[i] - 1) * dilations[i] + 1
+            ):
                 raise fail("pads must be smaller than the (dilated) kernel")
             out.append(
-                window_output_size(x[2 + i], kernel[i], strides[i], pads[i], pads[spatial + i], dilations[i], ceil)
+                window_output_size(
+                    x[2 + i], kernel[i], strides[i], pads[i], pads[spatial + i], dilations[i], ceil
+                )
             )
         return [TensorType(operand_types[0].get_element_type(), [x[0], x[1], *out])]
 
@@ -1394,7 +1454,9 @@ class ConcatOp(NNOp):
             if len(shape) != len(first) or any(
                 d != f for i, (d, f) in enumerate(zip(shape, first)) if i != axis
             ):
-                raise fail(f"operand #{index} of shape {shape} does not match {first} off axis {axis}")
+                raise fail(
+                    f"operand #{index} of shape {shape} does not match {first} off axis {axis}"
+                )
             total += shape[axis]
         first[axis] = total
         return [TensorType(operand_types[0].get_element_type(), first)]
@@ -1415,19 +1477,37 @@ class SplitOp(NNOp):
         shape = list(operand_types[0].get_shape())
         axis = normalize_axis(props.int("axis") or 0, len(shape))
         sizes = props.ints("sizes") or []
-        if sum(sizes) != shape[axis] or any(s < 0 for s in sizes):
+        if any(s < 0 for s in sizes):
+            raise fail(f"sizes must be non-negative, got {sizes}")
+        if sum(sizes) != shape[axis]:
             raise fail(f"sizes {sizes} do not add up to dimension {shape[axis]}")
         element_type = operand_types[0].get_element_type()
-        return [TensorType(element_type, shape[:axis] + [s] + shape[axis + 1 :]) for s in sizes]
+        return [TensorType(element_type, [*shape[:axis], s, *shape[axis + 1 :]]) for s in sizes]
 
     @classmethod
     def _single_type_result_count(cls) -> int:
         return 1
 
 
+def slice_bounds(size: int, start: int, end: int, step: int) -> tuple[int, int]:
+    """The clamped [start, end) that ONNX Slice walks by `step` along one axis.
+
+    Negative bounds count from the end; then, for a positive step, both clamp to
+    [0, size]; for a negative step, start clamps to [0, size - 1] and end to
+    [-1, size - 1] (-1 meaning "through index 0"). This differs from Python's slices,
+    which select nothing when a negative step starts before the first element.
+    """
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    if step > 0:
+        return min(max(start, 0), size), min(max(end, 0), size)
+    return min(max(start, 0), size - 1), min(max(end, -1), size - 1)
+
+
 def slice_length(size: int, start: int, end: int, step: int) -> int:
-    """Elements selected along one axis by ONNX Slice (Python slice semantics)."""
-    return len(range(*slice(start, end, step).indices(size)))
+    """Elements selected along one axis by ONNX Slice (see `slice_bounds`)."""
+    start, end = slice_bounds(size, start, end, step)
+    return len(range(start, end, step))
 
 
 @irdl_op_definition
@@ -1473,10 +1553,17 @@ class GatherOp(NNOp):
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
         data, indices = list(operand_types[0].get_shape()), list(operand_types[1].get_shape())
-        if not isinstance(operand_types[1].get_element_type(), IntegerType) or operand_types[1].get_element_type() == i1:
+        if (
+            not isinstance(operand_types[1].get_element_type(), IntegerType)
+            or operand_types[1].get_element_type() == i1
+        ):
             raise fail("indices must be integers")
         axis = normalize_axis(props.int("axis") or 0, len(data))
-        return [TensorType(operand_types[0].get_element_type(), data[:axis] + indices + data[axis + 1 :])]
+        return [
+            TensorType(
+                operand_types[0].get_element_type(), data[:axis] + indices + data[axis + 1 :]
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1513,7 +1600,12 @@ class FlattenOp(NNOp):
             raise fail(f"axis {axis} is out of range for rank {len(shape)}")
         if axis < 0:
             axis += len(shape)
-        return [TensorType(operand_types[0].get_element_type(), [math.prod(shape[:axis]), math.prod(shape[axis:])])]
+        return [
+            TensorType(
+                operand_types[0].get_element_type(),
+                [math.prod(shape[:axis]), math.prod(shape[axis:])],
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1532,7 +1624,12 @@ class SqueezeOp(NNOp):
         for axis in axes:
             if shape[axis] != 1:
                 raise fail(f"cannot squeeze axis {axis} of size {shape[axis]}")
-        return [TensorType(operand_types[0].get_element_type(), [d for i, d in enumerate(shape) if i not in axes])]
+        return [
+            TensorType(
+                operand_types[0].get_element_type(),
+                [d for i, d in enumerate(shape) if i not in axes],
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1626,8 +1723,11 @@ RESIZE_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "cei
 
 @irdl_op_definition
 class ResizeOp(NNOp):
-    """Resize with ONNX Resize semantics; `scales` (one per axis) drive the coordinate
-    transform and the result type gives the output size."""
+    """Resize with ONNX Resize semantics (nearest, linear, cubic).
+
+    `scales` (one per axis) drive the coordinate transform; the result type gives the
+    output size.
+    """
 
     name = "nn.resize"
     FLOAT_ONLY: ClassVar[bool] = True
@@ -1651,9 +1751,13 @@ class ResizeOp(NNOp):
             ("nearest_mode", RESIZE_NEAREST_MODES),
         ):
             if props.str(name) not in allowed:
-                raise fail(f"'{name}' must be one of {', '.join(allowed)}; got \"{props.str(name)}\"")
+                raise fail(
+                    f"'{name}' must be one of {', '.join(allowed)}; got \"{props.str(name)}\""
+                )
         if props.str("coordinate_transformation_mode") == "tf_crop_and_resize":
-            raise fail("tf_crop_and_resize needs regions of interest, which nn.resize does not take")
+            raise fail(
+                "tf_crop_and_resize needs regions of interest, which nn.resize does not take"
+            )
         if self.result.type.get_element_type() != self.input.type.get_element_type():  # type: ignore[union-attr]
             raise fail("resize cannot change the element type")
         if len(self.result.type.get_shape()) != rank:  # type: ignore[union-attr]
@@ -1676,12 +1780,18 @@ class DepthToSpaceOp(NNOp):
         block = props.int("blocksize") or 0
         if len(shape) != 4:
             raise fail("depth_to_space input must be 4-D")
-        if block < 1 or shape[1] % (block * block):
+        if block < 1:
+            raise fail(f"'blocksize' must be positive, got {block}")
+        if shape[1] % (block * block):
             raise fail(f"channels {shape[1]} are not divisible by blocksize^2 = {block * block}")
         if props.str("mode") not in ("DCR", "CRD"):
-            raise fail("'mode' must be \"DCR\" or \"CRD\"")
+            raise fail('\'mode\' must be "DCR" or "CRD"')
         n, c, h, w = shape
-        return [TensorType(operand_types[0].get_element_type(), [n, c // (block * block), h * block, w * block])]
+        return [
+            TensorType(
+                operand_types[0].get_element_type(), [n, c // (block * block), h * block, w * block]
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1715,7 +1825,9 @@ class TileOp(NNOp):
         repeats = props.ints("repeats") or []
         if len(repeats) != len(shape) or any(r < 0 for r in repeats):
             raise fail(f"'repeats' must hold {len(shape)} non-negative values")
-        return [TensorType(operand_types[0].get_element_type(), [d * r for d, r in zip(shape, repeats)])]
+        return [
+            TensorType(operand_types[0].get_element_type(), [d * r for d, r in zip(shape, repeats)])
+        ]
 
 
 @irdl_op_definition

@@ -13,9 +13,19 @@ from xdsl.ir import Dialect
 
 
 def _builtin() -> Dialect:
+    from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
     from xdsl.dialects.builtin import Builtin
 
-    return Builtin
+    # xDSL's Builtin dialect object holds one resource-blob store for the whole
+    # process; a copy with a fresh store keeps the blobs of one parse from leaking
+    # into (and renaming the handles of) the next.
+    interfaces = [i for i in Builtin._interfaces if not isinstance(i, OpAsmDialectInterface)]
+    return Dialect(
+        Builtin.name,
+        list(Builtin.operations),
+        list(Builtin.attributes),
+        [*interfaces, OpAsmDialectInterface()],
+    )
 
 
 def _func() -> Dialect:

@@ -35,8 +35,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.lexer import Span
+from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from irc.diagnostics import Diagnostic, IrcError, Location, error
 from irc.fileio import StagedOutputs
@@ -66,6 +68,10 @@ class LocatingParser(Parser):
             column = start - self._line_starts[line - 1] + 1
             op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
         return op
+
+    def at_end(self) -> bool:
+        """True if the input holds nothing but whitespace and comments."""
+        return self._current_token.kind == MLIRTokenKind.EOF
 
     def current_span(self) -> Span:
         """The span of the token the parser is looking at."""
@@ -102,9 +108,13 @@ def parse_module(
     """
     parser = LocatingParser(ctx, text, filename)
     try:
-        module = parser.parse_module()
+        module = ModuleOp([]) if parser.at_end() else parser.parse_module()
     except ParseError as parse_error:
-        raise IrcError(Diagnostic(parse_error.msg, Location.of_span(parse_error.span))) from None
+        hint = None
+        if "is not registered" in parse_error.msg:
+            hint = "use --allow-unregistered-dialect to accept ops of unknown dialects"
+        location = Location.of_span(parse_error.span)
+        raise IrcError(Diagnostic(parse_error.msg, location, hint=hint)) from None
     except (VerifyException, DiagnosticException) as failure:
         # Raised while building an attribute or op that the syntax allowed.
         message = str(failure).strip().splitlines()[0] if str(failure).strip() else "invalid IR"
@@ -141,6 +151,16 @@ def _load_weights(module: ModuleOp, ctx: Context, weights_dir: Path | None) -> N
             return DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
         return attr
 
+    try:
+        _resolve_all(module, resolve)
+    finally:
+        if interface is not None:
+            # The blobs now live in the module; forget them so that a later parse
+            # with this context does not see (or rename around) stale handles.
+            interface._blob_storage.clear()  # xDSL offers no public way to do this
+
+
+def _resolve_all(module: ModuleOp, resolve) -> None:
     for op in module.walk():
         for name, value in list(op.properties.items()):
             if isinstance(value, DenseResourceAttr):
@@ -259,14 +279,16 @@ def write_module(
 ) -> None:
     """Stage `module` (and its sidecar in `sidecar` mode) for writing to `output`."""
     sidecar = sidecar_path_for(output)
-    if options.weights is WeightsMode.SIDECAR:
+    stream = io.StringIO()
+    blobs = print_module(module, stream, options)
+    if options.weights is WeightsMode.SIDECAR and blobs:
+        # Print again, now naming the sidecar: the handles are known only after a print.
         module.attributes[weights.WEIGHTS_FILE_ATTR] = StringAttr(sidecar.name)
-    try:
-        stream = io.StringIO()
-        blobs = print_module(module, stream, options)
-    finally:
-        module.attributes.pop(weights.WEIGHTS_FILE_ATTR, None)
-    if options.weights is WeightsMode.SIDECAR:
+        try:
+            stream = io.StringIO()
+            blobs = print_module(module, stream, options)
+        finally:
+            module.attributes.pop(weights.WEIGHTS_FILE_ATTR, None)
         outputs.stage(sidecar, lambda file: weights.save_sidecar(file, blobs))
     outputs.stage_text(output, stream.getvalue())
 
@@ -279,12 +301,26 @@ def verify_diagnostics(module: Operation) -> Iterator[Diagnostic]:
     """Run every op's verifier; yield one diagnostic per op that fails."""
     for op in module.walk():
         try:
+            _verify_terminator(op)
             op.verify_()
         except (VerifyException, DiagnosticException) as failure:
             message = str(failure).strip() or f"'{op.name}' failed to verify"
             yield Diagnostic(message, Location.of(op))
         except IrcError as failure:
             yield from failure.diagnostics
+
+
+def _verify_terminator(op: Operation) -> None:
+    """The block-structure check of xDSL's `Operation.verify`, without its IR dump."""
+    block = op.parent
+    region = block.parent if block is not None else None
+    if block is None or region is None or block.last_op is not op:
+        return
+    parent = region.parent
+    if op.has_trait(IsTerminator) or (parent is not None and parent.has_trait(NoTerminator)):
+        return
+    if len(region.blocks) > 1 or parent is not None:
+        raise VerifyException(f"'{op.name}' ends its block but is not a terminator")
 
 
 def verify_module(module: Operation) -> None:

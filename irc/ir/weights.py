@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     BytesAttr,
     DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -166,7 +165,9 @@ def print_dense(
         # Print the one value without unpacking the whole tensor.
         size = len(value.data.data) // len(value)
         scalar_type = TensorType(value.get_element_type(), [])
-        DenseIntOrFPElementsAttr(scalar_type, BytesAttr(value.data.data[:size])).print_without_type(printer)
+        DenseIntOrFPElementsAttr(scalar_type, BytesAttr(value.data.data[:size])).print_without_type(
+            printer
+        )
         printer.print_string(" : ")
         printer.print_attribute(value.type)
         return
