@@ -1,0 +1,86 @@
+"""`canonicalize`: apply every op's canonicalization patterns and folders to a fixpoint.
+
+Ops declare their canonicalization patterns with xDSL's
+`HasCanonicalizationPatternsTrait` and their folders with `HasFolder`; this pass
+collects them per op and applies them greedily until nothing changes, erasing dead
+ops on the way (as MLIR's greedy rewrite driver does). New canonicalizations belong
+on the op's trait, not in this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.traits import HasCanonicalizationPatternsTrait
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from irc.passes import option
+
+
+@dataclass(frozen=True)
+class CanonicalizationPatterns(RewritePattern):
+    """Apply the canonicalization patterns that an op's traits declare.
+
+    Patterns are named by their class name; `enabled` (if not empty) keeps only
+    those, and `disabled` drops those.
+    """
+
+    enabled: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        patterns = [
+            pattern
+            for trait in op.get_traits_of_type(HasCanonicalizationPatternsTrait)
+            for pattern in trait.get_patterns(type(op))
+            if self.allows(type(pattern).__name__)
+        ]
+        if patterns:
+            GreedyRewritePatternApplier(patterns).match_and_rewrite(op, rewriter)
+
+    def allows(self, pattern_name: str) -> bool:
+        """Whether the pattern filter lets the pattern with this class name run."""
+        if self.enabled and pattern_name not in self.enabled:
+            return False
+        return pattern_name not in self.disabled
+
+
+@dataclass(frozen=True)
+class CanonicalizePass(ModulePass):
+    """Simplify IR with each op's canonicalization patterns and folders, and remove dead ops.
+
+    Patterns and folders run greedily until the IR stops changing; ops whose results
+    are unused and that have no side effects are erased on the way, and dead code is
+    eliminated region by region between sweeps. Use `enable-patterns` and
+    `disable-patterns` (pattern class names) to test one canonicalization alone.
+    """
+
+    name = "canonicalize"
+
+    top_down: bool = option(True, "visit ops from first to last (false: from last to first)")
+    enable_patterns: tuple[str, ...] = option(
+        (), "apply only the patterns with these class names (empty: all)"
+    )
+    disable_patterns: tuple[str, ...] = option(
+        (), "do not apply the patterns with these class names"
+    )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns = CanonicalizationPatterns(
+            frozenset(self.enable_patterns), frozenset(self.disable_patterns)
+        )
+        applier = GreedyRewritePatternApplier([patterns], ctx=ctx, folding_enabled=True)
+        walker = PatternRewriteWalker(
+            applier, walk_reverse=not self.top_down, post_walk_func=region_dce
+        )
+        walker.rewrite_module(op)

@@ -1,0 +1,87 @@
+"""`fold-constants`: evaluate every `nn` op whose operands are all constants.
+
+The op is run by the reference interpreter (`irc.interp.evaluate_op`) and replaced by
+`nn.constant` ops that keep its location, so folded weights keep their names.
+`nn.shape` folds whenever its input's shape is static, which is always: this is what
+collapses the Shape -> Gather -> Unsqueeze -> Concat chains that exporters emit
+around reshapes. Constants whose weights were elided in the text have no data and
+are left alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from irc.dialects import nn
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The data of a value defined by an `nn.constant` with data, else `None`."""
+    owner = value.owner
+    if isinstance(owner, nn.ConstantOp) and owner.has_data():
+        return owner.array()
+    return None
+
+
+def _shape_result(op: nn.ShapeOp) -> np.ndarray:
+    shape = op.input.type.get_shape()  # type: ignore[union-attr]
+    props = op.props()
+    start, end = nn.shape_op_range(len(shape), props.int("start"), props.int("end"))
+    return np.array(shape[start:end], dtype=np.int64)
+
+
+@dataclass
+class FoldConstantPattern(RewritePattern):
+    """op(constants...) -> nn.constant; nn.shape(x) -> nn.constant."""
+
+    max_elements: int | None = None
+    """Do not fold ops whose results hold more elements than this (None: no limit)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.NNOp) or isinstance(op, nn.ConstantOp):
+            return
+        if self.max_elements is not None and any(
+            math.prod(result.type.get_shape()) > self.max_elements  # type: ignore[union-attr]
+            for result in op.results
+        ):
+            return
+        if isinstance(op, nn.ShapeOp):
+            results: tuple[np.ndarray, ...] = (_shape_result(op),)
+        else:
+            operands = [constant_array(operand) for operand in op.operands]
+            if any(array is None for array in operands):
+                return
+            from irc.interp import evaluate_op
+
+            results = evaluate_op(op, operands)  # type: ignore[arg-type]
+        constants = [nn.ConstantOp.from_array(array, location=op.location) for array in results]
+        rewriter.replace_op(op, constants, [constant.result for constant in constants])
+
+
+@dataclass(frozen=True)
+class FoldConstantsPass(ModulePass):
+    """Evaluate nn ops whose operands are all constants, and static nn.shape ops."""
+
+    name = "fold-constants"
+
+    max_elements: int = field(
+        default=0,
+        metadata={"help": "do not fold ops producing more elements than this (0: no limit)"},
+    )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pattern = FoldConstantPattern(self.max_elements or None)
+        PatternRewriteWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(op)
