@@ -1,0 +1,1510 @@
+"""ONNX import: an `onnx.ModelProto` becomes a `builtin.module` holding `func.func @main`.
+
+Every supported ONNX node becomes one `nn` op (or a few, where the ONNX semantics of an
+old opset differ from the `nn` op's), located at the node's name. The function's
+arguments are the graph inputs that are not initializers, in graph order; its results
+are the graph outputs. Both carry their ONNX names as `{irc.name = "..."}`.
+
+    module = import_model("model.onnx", input_shapes={"input": [1, 3, 224, 224]})
+
+What the importer guarantees:
+
+- Shapes are static. A graph input with a symbolic dimension needs `input_shapes`.
+- Shape-like inputs (a Reshape's shape, a Slice's starts, a Pad's pads, ...) become
+  properties. They must be constants at import time: initializers, Constant nodes, or
+  values that the reference interpreter computes from those and from static shapes (the
+  Shape -> Gather -> Concat -> Reshape chains that exporters emit). The ops of such
+  chains are removed once folded (dead code elimination at the end of import).
+- Errors are `IrcError`s naming the node: all unsupported ops of a model are reported
+  together, never only the first.
+- External-data tensors are read only from files inside the model's directory.
+- The same model always gives the same IR.
+
+Opsets 6 to 21 of the default domain are supported; each op's converter handles the
+differences between versions (attributes that became inputs, changed defaults, the 2-D
+coercion of the old Softmax, legacy broadcasting before opset 7, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from irc.diagnostics import Diagnostic, IrcError, Location
+from irc.dialects import nn
+from irc.ir import weights
+
+MIN_OPSET = 6
+MAX_OPSET = 21
+"""The range of default-domain opset versions the importer understands."""
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+INPUT_SHAPE_HINT = "--input-shape NAME=1x3x224x224"
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+
+
+def import_model(
+    model: onnx.ModelProto | str | Path,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    model_dir: Path | None = None,
+) -> ModuleOp:
+    """Import an ONNX model (a proto or a file path) as a module of `nn` ops.
+
+    `input_shapes` gives static shapes to graph inputs (needed for symbolic dimensions).
+    `model_dir` is the only directory external-data files may be read from; it defaults
+    to the directory of the model file. Raises `IrcError` for any problem of the model.
+    """
+    source = "<onnx model>"
+    if isinstance(model, str | Path):
+        path = Path(model)
+        source = str(path)
+        model = load_model(path)
+        if model_dir is None:
+            model_dir = path.parent
+    _check_model(model, source)
+    return _GraphImporter(model, source, model_dir, dict(input_shapes or {})).run()
+
+
+def load_model(path: Path | str) -> onnx.ModelProto:
+    """Read an ONNX file without its external data; unreadable files are `IrcError`s."""
+    path = Path(path)
+    if not path.is_file():
+        raise IrcError(
+            Diagnostic(f"cannot open ONNX model '{path}': no such file", Location(str(path)))
+        )
+    try:
+        return onnx.load(str(path), load_external_data=False)
+    except Exception as failure:  # protobuf and onnx raise many kinds; all mean a bad file
+        raise IrcError(
+            Diagnostic(
+                f"cannot read ONNX model '{path}': {_first_line(failure)}",
+                Location(str(path)),
+                hint="the file is not a valid ONNX protobuf (truncated or another format?)",
+            )
+        ) from None
+
+
+def parse_input_shape(text: str) -> tuple[str, list[int]]:
+    """Parse `NAME=1x3x224x224` (an empty shape, `NAME=`, is a scalar); `ValueError` if
+    malformed. The name may itself contain `=`: the last one separates the shape."""
+    name, separator, dims = text.rpartition("=")
+    if not separator or not name:
+        raise ValueError(f"expected NAME=DIMS (like x=1x3x224x224), got '{text}'")
+    if dims == "":
+        return name, []
+    if not re.fullmatch(r"\d+(x\d+)*", dims):
+        raise ValueError(f"dimensions must be non-negative integers joined by 'x', got '{dims}'")
+    return name, [int(d) for d in dims.split("x")]
+
+
+# --------------------------------------------------------------------------------------
+# Reading and checking the model
+
+
+def _first_line(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0] if text else type(failure).__name__
+
+
+def _check_model(model: onnx.ModelProto, source: str | None) -> None:
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"expected an onnx.ModelProto or a path, got {type(model).__name__}")
+    try:
+        onnx.checker.check_model(_without_external_data(model))
+    except Exception as failure:  # ValidationError, or C++ errors surfacing as others
+        message = str(failure).strip()
+        raise IrcError(
+            Diagnostic(
+                f"the ONNX model is malformed: {message.splitlines()[0] if message else failure}",
+                Location(source),
+                hint="onnx.checker.check_model rejects it; fix or re-export the model",
+            )
+        ) from None
+
+
+def _external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The top-level graph's tensors whose data lives in external files."""
+    for tensor in model.graph.initializer:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            yield tensor
+    for node in model.graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t") and attribute.t.data_location == onnx.TensorProto.EXTERNAL:
+                yield attribute.t
+
+
+def _without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model for the checker, whose external-data checks resolve paths against the
+    working directory: a copy with external tensors emptied (the importer checks and
+    reads them itself, from the model directory only). Copying is cheap exactly when
+    there are external tensors, since they hold the model's bulk."""
+    if next(_external_tensors(model), None) is None:
+        return model
+    stripped = onnx.ModelProto()
+    stripped.CopyFrom(model)
+    for tensor in _external_tensors(stripped):
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        del tensor.dims[:]
+        tensor.dims.append(0)
+    return stripped
+
+
+def _external_bytes(tensor: onnx.TensorProto, model_dir: Path | None, source: str | None) -> bytes:
+    """The bytes of an external-data tensor, read only from inside `model_dir`."""
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    location = info.get("location", "")
+
+    def fail(message: str, hint: str) -> IrcError:
+        return IrcError(
+            Diagnostic(f"tensor '{tensor.name}': {message}", Location(source), hint=hint)
+        )
+
+    if model_dir is None:
+        raise fail(
+            "its data is in an external file, but the model's directory is unknown",
+            "import the model from its file path, or pass model_dir",
+        )
+    if not location:
+        raise fail("external data without a 'location'", "re-save the model with onnx.save")
+    base = model_dir.resolve()
+    path = (base / location).resolve()
+    if Path(location).is_absolute() or not path.is_relative_to(base):
+        raise fail(
+            f"external data file '{location}' lies outside the model directory '{base}'",
+            "external data must be a relative path inside the model's directory",
+        )
+    if not path.is_file():
+        raise fail(f"external data file '{path}' does not exist", "copy it next to the model")
+    try:
+        offset = int(info.get("offset", "0"))
+        length = int(info["length"]) if "length" in info else -1
+    except ValueError:
+        raise fail("malformed external data offset or length", "re-save the model") from None
+    with path.open("rb") as file:
+        file.seek(offset)
+        data = file.read(length)
+    if length >= 0 and len(data) != length:
+        raise fail(
+            f"external data file '{path}' holds {len(data)} bytes at offset {offset}, "
+            f"expected {length}",
+            "the file is truncated or belongs to another model",
+        )
+    return data
+
+
+def tensor_to_array(
+    tensor: onnx.TensorProto, model_dir: Path | None = None, source: str | None = None
+) -> np.ndarray:
+    """A numpy array of an ONNX tensor (external data read only from inside `model_dir`)."""
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        inline = onnx.TensorProto()
+        inline.CopyFrom(tensor)
+        del inline.external_data[:]
+        inline.data_location = onnx.TensorProto.DEFAULT
+        inline.raw_data = _external_bytes(tensor, model_dir, source)
+        tensor = inline
+    try:
+        array = numpy_helper.to_array(tensor)
+    except Exception as failure:  # size mismatches, unknown data types
+        raise IrcError(
+            Diagnostic(
+                f"tensor '{tensor.name}' is malformed: {_first_line(failure)}", Location(source)
+            )
+        ) from None
+    _element_type(array.dtype, f"tensor '{tensor.name}'", source)
+    return array
+
+
+def _element_type(dtype: np.dtype, what: str, source: str | None) -> Attribute:
+    """The MLIR element type of a numpy dtype that irc supports, or an `IrcError`."""
+    try:
+        return weights.element_type_of(dtype)
+    except (ValueError, KeyError, TypeError):
+        raise IrcError(
+            Diagnostic(
+                f"{what} has element type {dtype}, which irc does not support", Location(source)
+            )
+        ) from None
+
+
+def _onnx_element_type(elem_type: int, what: str, source: str | None) -> Attribute:
+    """The MLIR element type of an ONNX `TensorProto.DataType`."""
+    try:
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+    except (KeyError, ValueError, TypeError):
+        dtype = None
+    if dtype is None or dtype.kind not in "fiub" or dtype.itemsize > 8:
+        name = (
+            onnx.TensorProto.DataType.Name(elem_type)
+            if elem_type in onnx.TensorProto.DataType.values()
+            else elem_type
+        )
+        raise IrcError(
+            Diagnostic(
+                f"{what} has ONNX element type {name}, which irc does not support", Location(source)
+            )
+        )
+    return _element_type(dtype, what, source)
+
+
+# --------------------------------------------------------------------------------------
+# Property values
+
+
+def _ints(values: Iterable[int] | None) -> DenseArrayBase | None:
+    return None if values is None else DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def _ints_unless(values: Sequence[int], default: int) -> DenseArrayBase | None:
+    """`values` as a property, or None (the op's default) if every value is `default`."""
+    return None if all(v == default for v in values) else _ints(values)
+
+
+def _int(value: int | None) -> IntegerAttr | None:
+    return None if value is None else IntegerAttr(int(value), i64)
+
+
+def _float(value: float | None) -> FloatAttr | None:
+    return None if value is None else FloatAttr(float(value), f32)
+
+
+def _floats(values: Iterable[float] | None) -> DenseArrayBase | None:
+    return None if values is None else DenseArrayBase.from_list(f32, [float(v) for v in values])
+
+
+def _bool(value: int | bool | None) -> IntegerAttr | None:
+    return None if value is None else BoolAttr.from_bool(bool(value))
+
+
+def _str(value: str | None) -> StringAttr | None:
+    return None if value is None else StringAttr(value)
+
+
+def _attribute_value(attribute: onnx.AttributeProto) -> Any:
+    value = onnx.helper.get_attribute_value(attribute)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode("utf-8", errors="replace") for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# The graph importer
+
+
+class _GraphImporter:
+    """Imports one ONNX graph into a block, node by node, then wraps it in @main."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        source: str | None,
+        model_dir: Path | None,
+        input_shapes: dict[str, Sequence[int]],
+    ) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.source = source
+        self.model_dir = model_dir
+        self.input_shapes = input_shapes
+        self.block = Block()
+        self.values: dict[str, SSAValue] = {}
+        self.known_arrays: dict[SSAValue, np.ndarray | None] = {}
+        self.opset = self._default_opset()
+        self.consumed = {name for node in self.graph.node for name in node.input if name}
+        self.consumed.update(output.name for output in self.graph.output)
+
+    # ---- the whole graph -------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        self._check_supported()
+        self._import_initializers()
+        arguments = self._import_inputs()
+        self._import_nodes()
+        results = self._import_outputs()
+        self.block.add_op(func.ReturnOp(*(value for _, value in results)))
+        _eliminate_dead_ops(self.block)
+        function = func.FuncOp(
+            "main",
+            ([value.type for _, value in arguments], [value.type for _, value in results]),
+            Region(self.block),
+            arg_attrs=ArrayAttr([_name_dict(name) for name, _ in arguments]),
+            res_attrs=ArrayAttr([_name_dict(name) for name, _ in results]),
+        )
+        return ModuleOp([function])
+
+    def _default_opset(self) -> int:
+        versions = [
+            entry.version for entry in self.model.opset_import if entry.domain in DEFAULT_DOMAINS
+        ]
+        if not versions:
+            if any(node.domain in DEFAULT_DOMAINS for node in self.graph.node):
+                raise self.error("the model uses ONNX ops but imports no default-domain opset")
+            return MAX_OPSET
+        opset = max(versions)
+        if not MIN_OPSET <= opset <= MAX_OPSET:
+            raise self.error(
+                f"the model uses ONNX opset {opset}; irc supports opsets {MIN_OPSET} to {MAX_OPSET}",
+                hint=f"convert it: onnx.version_converter.convert_version(model, {min(max(opset, MIN_OPSET), MAX_OPSET)})",
+            )
+        return opset
+
+    def error(self, message: str, hint: str | None = None) -> IrcError:
+        return IrcError(Diagnostic(message, Location(self.source), hint=hint))
+
+    def _check_supported(self) -> None:
+        """Report every node whose op irc cannot import, all at once."""
+        versions = {entry.domain or "ai.onnx": entry.version for entry in self.model.opset_import}
+        diagnostics = []
+        for index, node in enumerate(self.graph.node):
+            if node.domain in DEFAULT_DOMAINS and node.op_type in CONVERTERS:
+                continue
+            domain = node.domain or "ai.onnx"
+            version = versions.get(domain, "?")
+            diagnostics.append(
+                Diagnostic(
+                    f"unsupported ONNX op '{node.op_type}' (domain '{domain}', opset {version})",
+                    Location(self.source, name=_node_name(node, index)),
+                    hint="the nn dialect has no op for it (docs/adding-an-op.md explains how to add one)",
+                )
+            )
+        if diagnostics:
+            raise IrcError(diagnostics)
+
+    def _import_initializers(self) -> None:
+        for tensor in self.graph.initializer:
+            array = tensor_to_array(tensor, self.model_dir, self.source)
+            constant = nn.ConstantOp.from_array(array, location=_name_loc(tensor.name))
+            self.block.add_op(constant)
+            self.values[tensor.name] = constant.result
+            self.known_arrays[constant.result] = array
+        if self.graph.sparse_initializer:
+            raise self.error(
+                "sparse initializers are not supported", hint="store them as dense tensors"
+            )
+
+    def _import_inputs(self) -> list[tuple[str, SSAValue]]:
+        initializers = {tensor.name for tensor in self.graph.initializer}
+        inputs = [value for value in self.graph.input if value.name not in initializers]
+        names = [value.name for value in inputs]
+        diagnostics = []
+        for name in self.input_shapes:
+            if name not in names:
+                known = ", ".join(names) or "none"
+                diagnostics.append(
+                    Diagnostic(
+                        f"--input-shape names '{name}', which is not a graph input",
+                        Location(self.source),
+                        hint=f"the graph inputs are: {known}",
+                    )
+                )
+        arguments: list[tuple[str, SSAValue]] = []
+        for value in inputs:
+            try:
+                value_type = self._input_type(value)
+            except IrcError as failure:
+                diagnostics.extend(failure.diagnostics)
+                continue
+            argument = self.block.insert_arg(value_type, len(self.block.args))
+            self.values[value.name] = argument
+            arguments.append((value.name, argument))
+        if diagnostics:
+            raise IrcError(diagnostics)
+        return arguments
+
+    def _input_type(self, value: onnx.ValueInfoProto) -> TensorType:
+        what = f"graph input '{value.name}'"
+        if value.type.WhichOneof("value") != "tensor_type":
+            raise self.error(f"{what} is not a tensor", hint="irc imports tensor inputs only")
+        tensor_type = value.type.tensor_type
+        element_type = _onnx_element_type(tensor_type.elem_type, what, self.source)
+        declared: list[int | str] | None = None
+        if tensor_type.HasField("shape"):
+            declared = [
+                dim.dim_value if dim.HasField("dim_value") else (dim.dim_param or "?")
+                for dim in tensor_type.shape.dim
+            ]
+        given = self.input_shapes.get(value.name)
+        if given is not None:
+            given = [int(d) for d in given]
+            if any(d < 0 for d in given):
+                raise self.error(f"--input-shape gives {what} negative dimensions {given}")
+            if declared is not None:
+                if len(given) != len(declared):
+                    raise self.error(
+                        f"--input-shape gives {what} rank {len(given)} ({_dims_text(given)}), "
+                        f"but the model declares rank {len(declared)} ({_dims_text(declared)})",
+                        hint=f"give {len(declared)} dimensions",
+                    )
+                for axis, (want, have) in enumerate(zip(declared, given)):
+                    if isinstance(want, int) and want != have:
+                        raise self.error(
+                            f"--input-shape gives {what} dimension {axis} = {have}, but the model "
+                            f"fixes it to {want}",
+                            hint="only symbolic dimensions can be chosen",
+                        )
+            return TensorType(element_type, given)
+        if declared is None or any(not isinstance(d, int) for d in declared):
+            shown = "unknown rank" if declared is None else _dims_text(declared)
+            suggestion = (
+                INPUT_SHAPE_HINT.replace("NAME", value.name)
+                if declared is None
+                else f"--input-shape {value.name}="
+                + "x".join(str(d) if isinstance(d, int) else "1" for d in declared)
+            )
+            raise self.error(
+                f"{what} has a dynamic shape ({shown}); irc needs static shapes",
+                hint=f"fix its shape with {suggestion} (input_shapes in Python)",
+            )
+        return TensorType(element_type, declared)
+
+    def _import_nodes(self) -> None:
+        """Convert every node; a failed node's outputs are poisoned so that its
+        dependents are skipped, and all failures are reported together."""
+        diagnostics: list[Diagnostic] = []
+        poisoned: set[str] = set()
+        for index, proto in enumerate(self.graph.node):
+            if any(name in poisoned for name in proto.input):
+                poisoned.update(proto.output)
+                continue
+            node = OnnxNode(proto, index, self)
+            try:
+                self._convert(node)
+            except IrcError as failure:
+                diagnostics.extend(failure.diagnostics)
+                poisoned.update(proto.output)
+        if diagnostics:
+            raise IrcError(diagnostics)
+
+    def _convert(self, node: OnnxNode) -> None:
+        for position, name in enumerate(node.proto.input):
+            if name and name not in self.values:
+                raise node.error(f"input #{position} '{name}' is not defined before this node")
+        produced = CONVERTERS[node.op_type](node)
+        if isinstance(produced, SSAValue):
+            produced = [produced]
+        for position, name in enumerate(node.proto.output):
+            if not name:
+                continue
+            value = produced[position] if position < len(produced) else None
+            if value is None:
+                if name in self.consumed:
+                    raise node.error(
+                        f"output #{position} '{name}' is not supported by irc, but it is used"
+                    )
+                continue
+            self.values[name] = value
+
+    def _import_outputs(self) -> list[tuple[str, SSAValue]]:
+        results = []
+        for output in self.graph.output:
+            if output.name not in self.values:
+                raise self.error(f"graph output '{output.name}' is not produced by any node")
+            results.append((output.name, self.values[output.name]))
+        return results
+
+    # ---- values known at import time ---------------------------------------------------
+
+    def known_array(self, value: SSAValue) -> np.ndarray | None:
+        """The value as an array if it is computable at import time, else None.
+
+        Constants are known; `nn.shape` is known from its operand's static type; any
+        other op is evaluated by the reference interpreter when all its operands are
+        known. Walks the producers iteratively (exporters' shape chains can be long).
+        """
+        stack = [value]
+        while stack:
+            current = stack[-1]
+            if current in self.known_arrays:
+                stack.pop()
+                continue
+            op = current.owner
+            if not isinstance(op, nn.NNOp):
+                self.known_arrays[current] = None
+                stack.pop()
+                continue
+            if isinstance(op, nn.ShapeOp):
+                shape = op.input.type.get_shape()  # type: ignore[union-attr]
+                start, end = nn.shape_op_range(
+                    len(shape), op.props().int("start"), op.props().int("end")
+                )
+                self.known_arrays[current] = np.array(shape[start:end], dtype=np.int64)
+                stack.pop()
+                continue
+            pending = [operand for operand in op.operands if operand not in self.known_arrays]
+            if pending:
+                stack.extend(pending)
+                continue
+            operands = [self.known_arrays[operand] for operand in op.operands]
+            if any(array is None for array in operands):
+                arrays: Sequence[np.ndarray | None] = [None] * len(op.results)
+            else:
+                from irc.interp import evaluate_op
+
+                arrays = list(evaluate_op(op, operands))  # type: ignore[arg-type]
+            for result, array in zip(op.results, arrays):
+                self.known_arrays[result] = array
+            stack.pop()
+        return self.known_arrays[value]
+
+
+def _node_name(node: onnx.NodeProto, index: int) -> str:
+    return node.name or f"{node.op_type}_{index}"
+
+
+def _name_loc(name: str) -> NameLoc:
+    return NameLoc(StringAttr(name), UnknownLoc())
+
+
+def _name_dict(name: str) -> DictionaryAttr:
+    return DictionaryAttr({"irc.name": StringAttr(name)})
+
+
+def _dims_text(dims: Sequence[int | str]) -> str:
+    return "x".join(str(d) for d in dims) if dims else "scalar"
+
+
+def _eliminate_dead_ops(block: Block) -> None:
+    """Erase nn ops whose results are unused (folded shape chains, unused weights)."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, nn.NNOp) and all(result.first_use is None for result in op.results):
+            op.detach()
+            op.erase()
+
+
+# --------------------------------------------------------------------------------------
+# One node
+
+
+@dataclass
+class OnnxNode:
+    """One ONNX node being imported: its attributes, its inputs, and how to emit ops."""
+
+    proto: onnx.NodeProto
+    index: int
+    importer: _GraphImporter
+    attributes: dict[str, onnx.AttributeProto] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.attributes = {attribute.name: attribute for attribute in self.proto.attribute}
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def name(self) -> str:
+        return _node_name(self.proto, self.index)
+
+    @property
+    def opset(self) -> int:
+        return self.importer.opset
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """An attribute's value (strings decoded, tensors as protos), or `default`."""
+        attribute = self.attributes.get(name)
+        return default if attribute is None else _attribute_value(attribute)
+
+    def has_input(self, position: int) -> bool:
+        return position < len(self.proto.input) and bool(self.proto.input[position])
+
+    def input(self, position: int) -> SSAValue:
+        """A required input."""
+        if not self.has_input(position):
+            raise self.error(f"input #{position} is missing")
+        return self.importer.values[self.proto.input[position]]
+
+    def inputs(self) -> list[SSAValue]:
+        """Every present input, in order."""
+        return [self.importer.values[name] for name in self.proto.input if name]
+
+    def shape(self, position: int) -> list[int]:
+        return list(self.input(position).type.get_shape())  # type: ignore[union-attr]
+
+    def output_used(self, position: int) -> bool:
+        return (
+            position < len(self.proto.output)
+            and bool(self.proto.output[position])
+            and self.proto.output[position] in self.importer.consumed
+        )
+
+    def constant(self, position: int, what: str) -> np.ndarray | None:
+        """The value of a shape-like input that must be known at import time; None if
+        the input is absent."""
+        if not self.has_input(position):
+            return None
+        array = self.importer.known_array(self.input(position))
+        if array is None:
+            raise self.error(
+                f"{what} (input #{position}, '{self.proto.input[position]}') must be known at "
+                "import time, but it depends on runtime values",
+                hint="irc needs static shapes: make it a constant (onnxsim can fold it), or "
+                f"fix the model's input shapes with {INPUT_SHAPE_HINT}",
+            )
+        return array
+
+    def constant_ints(self, position: int, what: str) -> list[int] | None:
+        array = self.constant(position, what)
+        return None if array is None else [int(v) for v in np.asarray(array).reshape(-1)]
+
+    def attr_or_input_ints(self, attribute: str, position: int, since: int) -> list[int] | None:
+        """A list of ints that is an attribute before opset `since` and an input after."""
+        if self.opset < since:
+            value = self.attr(attribute)
+            return None if value is None else [int(v) for v in value]
+        return self.constant_ints(position, f"'{attribute}'")
+
+    def error(self, message: str, hint: str | None = None) -> IrcError:
+        return IrcError(
+            Diagnostic(
+                f"{self.op_type}: {message}",
+                Location(self.importer.source, name=self.name),
+                hint=hint,
+            )
+        )
+
+    def emit(
+        self,
+        op_class: type[nn.NNOp],
+        operands: Sequence[SSAValue],
+        properties: dict[str, Attribute | None] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+    ) -> nn.NNOp:
+        """Build an op at this node's location, check it, and append it to the block."""
+        try:
+            op = op_class.build(operands, properties, result_types, _name_loc(self.name))
+            op.verify_()
+        except VerifyException as failure:
+            raise self.error(str(failure).strip() or f"'{op_class.name}' is invalid") from None
+        self.importer.block.add_op(op)
+        return op
+
+    def emit_value(
+        self,
+        op_class: type[nn.NNOp],
+        operands: Sequence[SSAValue],
+        properties: dict[str, Attribute | None] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+    ) -> SSAValue:
+        """`emit` an op with one result and return that result."""
+        return self.emit(op_class, operands, properties, result_types).results[0]
+
+    def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        value_type = value.type
+        assert isinstance(value_type, TensorType)
+        if list(value_type.get_shape()) == list(shape):
+            return value
+        return self.emit_value(
+            nn.ReshapeOp, [value], {}, [TensorType(value_type.get_element_type(), shape)]
+        )
+
+
+Converter = Callable[[OnnxNode], "SSAValue | Sequence[SSAValue | None]"]
+
+
+# --------------------------------------------------------------------------------------
+# Ops that map one to one: inputs pass through, attributes become properties
+
+
+@dataclass(frozen=True)
+class _Direct:
+    """An ONNX op that is exactly one nn op; `attributes` maps each ONNX attribute to
+    (property name, property constructor). ONNX defaults equal the nn ones."""
+
+    op: type[nn.NNOp]
+    attributes: dict[str, tuple[str, Callable[[Any], Attribute | None]]] = field(
+        default_factory=dict
+    )
+
+    def __call__(self, node: OnnxNode) -> SSAValue:
+        properties = {
+            prop: make(node.attr(onnx_name)) for onnx_name, (prop, make) in self.attributes.items()
+        }
+        return node.emit_value(self.op, node.inputs(), properties)
+
+
+def _same(*names: str, kind: Callable[[Any], Attribute | None] = _float) -> dict:
+    return {name: (name, kind) for name in names}
+
+
+DIRECT: dict[str, _Direct] = {
+    "Relu": _Direct(nn.ReluOp),
+    "LeakyRelu": _Direct(nn.LeakyReluOp, _same("alpha")),
+    "Elu": _Direct(nn.EluOp, _same("alpha")),
+    "Selu": _Direct(nn.SeluOp, _same("alpha", "gamma")),
+    "Sigmoid": _Direct(nn.SigmoidOp),
+    "HardSigmoid": _Direct(nn.HardSigmoidOp, _same("alpha", "beta")),
+    "HardSwish": _Direct(nn.HardSwishOp),
+    "Tanh": _Direct(nn.TanhOp),
+    "Softplus": _Direct(nn.SoftplusOp),
+    "Softsign": _Direct(nn.SoftsignOp),
+    "Gelu": _Direct(nn.GeluOp, _same("approximate", kind=_str)),
+    "Exp": _Direct(nn.ExpOp),
+    "Log": _Direct(nn.LogOp),
+    "Sqrt": _Direct(nn.SqrtOp),
+    "Erf": _Direct(nn.ErfOp),
+    "Reciprocal": _Direct(nn.ReciprocalOp),
+    "Floor": _Direct(nn.FloorOp),
+    "Ceil": _Direct(nn.CeilOp),
+    "Neg": _Direct(nn.NegOp),
+    "Abs": _Direct(nn.AbsOp),
+    "Identity": _Direct(nn.IdentityOp),
+    "Sum": _Direct(nn.SumOp),
+    "Max": _Direct(nn.MaxOp),
+    "Min": _Direct(nn.MinOp),
+    "Where": _Direct(nn.WhereOp),
+    "MatMul": _Direct(nn.MatMulOp),
+    # Gemm's `broadcast` (opset < 7) needs nothing: nn.gemm always broadcasts C.
+    "Gemm": _Direct(
+        nn.GemmOp,
+        {
+            "alpha": ("alpha", _float),
+            "beta": ("beta", _float),
+            "transA": ("trans_a", _bool),
+            "transB": ("trans_b", _bool),
+        },
+    ),
+    "LRN": _Direct(nn.LRNOp, {**_same("alpha", "beta", "bias"), "size": ("size", _int)}),
+    "InstanceNormalization": _Direct(nn.InstanceNormOp, _same("epsilon")),
+    "GlobalAveragePool": _Direct(nn.GlobalAveragePoolOp),
+    "GlobalMaxPool": _Direct(nn.GlobalMaxPoolOp),
+    "Concat": _Direct(nn.ConcatOp, _same("axis", kind=_int)),
+    "Gather": _Direct(nn.GatherOp, _same("axis", kind=_int)),
+    "Flatten": _Direct(nn.FlattenOp, _same("axis", kind=_int)),
+    "DepthToSpace": _Direct(
+        nn.DepthToSpaceOp, {"blocksize": ("blocksize", _int), "mode": ("mode", _str)}
+    ),
+    "Shape": _Direct(nn.ShapeOp, _same("start", "end", kind=_int)),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise binary ops (with the legacy broadcasting of opsets < 7)
+
+
+BINARY: dict[str, type[nn.NNOp]] = {
+    "Add": nn.AddOp,
+    "Sub": nn.SubOp,
+    "Mul": nn.MulOp,
+    "Div": nn.DivOp,
+    "Pow": nn.PowOp,
+    "Equal": nn.EqualOp,
+    "Less": nn.LessOp,
+    "Greater": nn.GreaterOp,
+    "LessOrEqual": nn.LessOrEqualOp,
+    "GreaterOrEqual": nn.GreaterOrEqualOp,
+}
+
+
+def _binary(op_class: type[nn.NNOp]) -> Converter:
+    def convert(node: OnnxNode) -> SSAValue:
+        lhs, rhs = node.input(0), node.input(1)
+        if node.opset < 7 and node.attr("broadcast", 0) and node.attr("axis") is not None:
+            rhs = _align_legacy_broadcast(node, rhs, len(node.shape(0)), node.attr("axis"))
+        return node.emit_value(op_class, [lhs, rhs])
+
+    return convert
+
+
+def _align_legacy_broadcast(node: OnnxNode, rhs: SSAValue, lhs_rank: int, axis: int) -> SSAValue:
+    """Before opset 7, `broadcast=1, axis=k` aligns B's first axis with A's axis k;
+    trailing unit axes make numpy's suffix-aligned broadcasting do the same."""
+    rhs_shape = list(rhs.type.get_shape())  # type: ignore[union-attr]
+    axis = axis + lhs_rank if axis < 0 else axis
+    trailing = lhs_rank - axis - len(rhs_shape)
+    if axis < 0 or trailing < 0:
+        raise node.error(
+            f"cannot broadcast a rank-{len(rhs_shape)} operand from axis {axis} of rank {lhs_rank}"
+        )
+    return node.reshape(rhs, rhs_shape + [1] * trailing)
+
+
+def _convert_prelu(node: OnnxNode) -> SSAValue:
+    x, slope = node.input(0), node.input(1)
+    x_shape, slope_shape = node.shape(0), node.shape(1)
+    if (
+        node.opset < 7
+        and len(slope_shape) == 1
+        and len(x_shape) > 2
+        and slope_shape[0] == x_shape[1] > 1
+    ):
+        # PRelu-6 applies a 1-D slope per channel (axis 1).
+        slope = node.reshape(slope, [slope_shape[0]] + [1] * (len(x_shape) - 2))
+    return node.emit_value(nn.PReluOp, [x, slope])
+
+
+# --------------------------------------------------------------------------------------
+# Activations with bounds, softmax, cast, dropout
+
+
+def _convert_clip(node: OnnxNode) -> SSAValue:
+    if node.opset < 11:
+        low, high = node.attr("min"), node.attr("max")
+    else:
+        low_array = node.constant(1, "'min'")
+        high_array = node.constant(2, "'max'")
+        low = None if low_array is None else float(np.asarray(low_array).reshape(-1)[0])
+        high = None if high_array is None else float(np.asarray(high_array).reshape(-1)[0])
+    return node.emit_value(nn.ClipOp, [node.input(0)], {"min": _float(low), "max": _float(high)})
+
+
+def _softmax(op_class: type[nn.NNOp]) -> Converter:
+    def convert(node: OnnxNode) -> SSAValue:
+        x = node.input(0)
+        shape = node.shape(0)
+        rank = len(shape)
+        if node.opset >= 13:
+            return node.emit_value(op_class, [x], {"axis": _int(node.attr("axis", -1))})
+        # Before opset 13, the input is coerced to 2-D at `axis` (default 1) and the
+        # softmax runs over the second dimension.
+        axis = node.attr("axis", 1)
+        if not -rank <= axis <= rank:
+            raise node.error(f"axis {axis} is out of range for rank {rank}")
+        axis = axis + rank if axis < 0 else axis
+        if axis == rank - 1:
+            return node.emit_value(op_class, [x], {"axis": _int(-1)})
+        flat = node.reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
+        normalized = node.emit_value(op_class, [flat], {"axis": _int(1)})
+        return node.reshape(normalized, shape)
+
+    return convert
+
+
+def _convert_cast(node: OnnxNode) -> SSAValue:
+    target = _onnx_element_type(
+        node.attr("to"), f"Cast node '{node.name}' target", node.importer.source
+    )
+    return node.emit_value(nn.CastOp, [node.input(0)], {"to": target})
+
+
+def _convert_dropout(node: OnnxNode) -> list[SSAValue | None]:
+    x = node.input(0)
+    ratio = node.attr("ratio")
+    if node.opset < 7 and not node.attr("is_test", 0) and node.output_used(1):
+        raise node.error(
+            "is_test=0 (training) with a used mask", hint="export the model in eval mode"
+        )
+    if node.opset >= 12:
+        training = node.constant(2, "'training_mode'")
+        if training is not None and bool(np.asarray(training).reshape(-1)[0]):
+            raise node.error("training_mode is true", hint="export the model in eval mode")
+        if node.has_input(1):
+            ratio_array = node.importer.known_array(node.input(1))
+            ratio = None if ratio_array is None else float(np.asarray(ratio_array).reshape(-1)[0])
+    output = node.emit_value(nn.DropoutOp, [x], {"ratio": _float(ratio)})
+    if not node.output_used(1):
+        return [output, None]
+    # At inference nothing is dropped: the mask is all ones (bool from opset 10).
+    x_type = x.type
+    assert isinstance(x_type, TensorType)
+    mask = np.ones(
+        [1], dtype=np.bool_ if node.opset >= 10 else weights.dtype_of(x_type.get_element_type())
+    )
+    value = weights.dense_from_numpy(mask)
+    mask_type = TensorType(value.get_element_type(), x_type.get_shape())
+    return [output, node.emit_value(nn.ConstantOfShapeOp, [], {"value": value}, [mask_type])]
+
+
+# --------------------------------------------------------------------------------------
+# Convolution and pooling
+
+
+def _spatial_attrs(node: OnnxNode, spatial: int) -> tuple[list[int], list[int]]:
+    strides = list(node.attr("strides") or [1] * spatial)
+    dilations = list(node.attr("dilations") or [1] * spatial)
+    if len(strides) != spatial or len(dilations) != spatial:
+        raise node.error(f"strides {strides} and dilations {dilations} must have {spatial} values")
+    return strides, dilations
+
+
+def _explicit_pads(
+    node: OnnxNode,
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> list[int]:
+    """`pads` of a Conv or pooling node, with auto_pad turned into explicit values."""
+    spatial = len(kernel)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad == "NOTSET":
+        return list(node.attr("pads") or [0] * (2 * spatial))
+    if auto_pad == "VALID":
+        return [0] * (2 * spatial)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise node.error(
+            f"unknown auto_pad '{auto_pad}'", hint="use NOTSET, VALID, SAME_UPPER or SAME_LOWER"
+        )
+    begins, ends = [], []
+    for size, k, stride, dilation in zip(sizes, kernel, strides, dilations):
+        output = -(-size // stride)
+        total = max(0, (output - 1) * stride + (k - 1) * dilation + 1 - size)
+        smaller, larger = total // 2, total - total // 2
+        # SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning.
+        begin, end = (smaller, larger) if auto_pad == "SAME_UPPER" else (larger, smaller)
+        begins.append(begin)
+        ends.append(end)
+    return begins + ends
+
+
+def _check_kernel_shape(node: OnnxNode, kernel: Sequence[int]) -> None:
+    declared = node.attr("kernel_shape")
+    if declared is not None and list(declared) != list(kernel):
+        raise node.error(f"kernel_shape {list(declared)} differs from the weight's {list(kernel)}")
+
+
+def _convert_conv(node: OnnxNode) -> SSAValue:
+    x_shape, w_shape = node.shape(0), node.shape(1)
+    if len(x_shape) < 3 or len(w_shape) != len(x_shape):
+        raise node.error(
+            f"input rank {len(x_shape)} and weight rank {len(w_shape)} must be equal and >= 3"
+        )
+    kernel = w_shape[2:]
+    _check_kernel_shape(node, kernel)
+    strides, dilations = _spatial_attrs(node, len(kernel))
+    pads = _explicit_pads(node, x_shape[2:], kernel, strides, dilations)
+    properties = {
+        "strides": _ints_unless(strides, 1),
+        "pads": _ints_unless(pads, 0),
+        "dilations": _ints_unless(dilations, 1),
+        "group": _int(node.attr("group")),
+    }
+    return node.emit_value(nn.ConvOp, node.inputs(), properties)
+
+
+def _convert_conv_transpose(node: OnnxNode) -> SSAValue:
+    x_shape, w_shape = node.shape(0), node.shape(1)
+    if len(x_shape) < 3 or len(w_shape) != len(x_shape):
+        raise node.error(
+            f"input rank {len(x_shape)} and weight rank {len(w_shape)} must be equal and >= 3"
+        )
+    kernel = w_shape[2:]
+    spatial = len(kernel)
+    _check_kernel_shape(node, kernel)
+    strides, dilations = _spatial_attrs(node, spatial)
+    output_padding = list(node.attr("output_padding") or [0] * spatial)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    output_shape = node.attr("output_shape")
+    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        output_shape = [size * stride for size, stride in zip(x_shape[2:], strides)]
+    if output_shape is not None:
+        if len(output_shape) != spatial:
+            raise node.error(f"output_shape {list(output_shape)} must have {spatial} values")
+        pads, output_padding = _transpose_pads(
+            x_shape[2:], kernel, strides, dilations, output_padding, output_shape, auto_pad
+        )
+    elif auto_pad in ("NOTSET", "VALID"):
+        pads = (
+            list(node.attr("pads") or [0] * (2 * spatial))
+            if auto_pad == "NOTSET"
+            else [0] * (2 * spatial)
+        )
+    else:
+        raise node.error(
+            f"unknown auto_pad '{auto_pad}'", hint="use NOTSET, VALID, SAME_UPPER or SAME_LOWER"
+        )
+    properties = {
+        "strides": _ints_unless(strides, 1),
+        "pads": _ints_unless(pads, 0),
+        "dilations": _ints_unless(dilations, 1),
+        "output_padding": _ints_unless(output_padding, 0),
+        "group": _int(node.attr("group")),
+    }
+    return node.emit_value(nn.ConvTransposeOp, node.inputs(), properties)
+
+
+def _transpose_pads(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    output_padding: Sequence[int],
+    output_shape: Sequence[int],
+    auto_pad: str,
+) -> tuple[list[int], list[int]]:
+    """Pads and output padding that give a ConvTranspose the requested output_shape
+    (the ONNX spec's formula: SAME_UPPER puts the odd padding at the end, all other
+    modes at the beginning); an output larger than the natural one grows at the end."""
+    begins, ends, extra = [], [], []
+    for i, size in enumerate(sizes):
+        natural = strides[i] * (size - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1
+        total = natural - output_shape[i]
+        if total < 0:
+            begins.append(0)
+            ends.append(0)
+            extra.append(output_padding[i] - total)
+            continue
+        smaller, larger = total // 2, total - total // 2
+        begin, end = (smaller, larger) if auto_pad == "SAME_UPPER" else (larger, smaller)
+        begins.append(begin)
+        ends.append(end)
+        extra.append(output_padding[i])
+    return begins + ends, extra
+
+
+def _pool(op_class: type[nn.NNOp]) -> Converter:
+    def convert(node: OnnxNode) -> list[SSAValue | None]:
+        x_shape = node.shape(0)
+        kernel = node.attr("kernel_shape")
+        if kernel is None:
+            raise node.error("kernel_shape is required")
+        kernel = list(kernel)
+        strides, dilations = _spatial_attrs(node, len(kernel))
+        pads = _explicit_pads(node, x_shape[2:], kernel, strides, dilations)
+        properties: dict[str, Attribute | None] = {
+            "kernel_shape": _ints(kernel),
+            "strides": _ints_unless(strides, 1),
+            "pads": _ints_unless(pads, 0),
+            "dilations": _ints_unless(dilations, 1),
+            "ceil_mode": _bool(node.attr("ceil_mode")),
+        }
+        if op_class is nn.AveragePoolOp:
+            properties["count_include_pad"] = _bool(node.attr("count_include_pad"))
+        if node.output_used(1):
+            raise node.error(
+                "the Indices output is not supported", hint="use MaxPool without indices"
+            )
+        return [node.emit_value(op_class, [node.input(0)], properties), None]
+
+    return convert
+
+
+# --------------------------------------------------------------------------------------
+# Normalization
+
+
+def _convert_batch_norm(node: OnnxNode) -> list[SSAValue | None]:
+    if node.opset < 7 and not node.attr("is_test", 0):
+        raise node.error(
+            "is_test=0 runs batch normalization in training mode",
+            hint="export the model in eval mode",
+        )
+    if node.attr("training_mode", 0):
+        raise node.error("training_mode=1 is not supported", hint="export the model in eval mode")
+    if any(node.output_used(position) for position in range(1, len(node.proto.output))):
+        raise node.error(
+            "only the normalized output is supported; the running statistics are used",
+            hint="export the model in eval mode",
+        )
+    x_shape = node.shape(0)
+    if node.opset < 9 and node.attr("spatial", 1) == 0:
+        channels = x_shape[1] if len(x_shape) > 1 else None
+        if any(node.shape(position) != [channels] for position in range(1, 5)):
+            raise node.error(
+                "spatial=0 (per-activation statistics) is not supported",
+                hint="nn.batch_norm takes one statistic per channel",
+            )
+    operands = [node.input(position) for position in range(5)]
+    return [node.emit_value(nn.BatchNormOp, operands, {"epsilon": _float(node.attr("epsilon"))})]
+
+
+def _convert_layer_norm(node: OnnxNode) -> list[SSAValue | None]:
+    if node.output_used(1) or node.output_used(2):
+        raise node.error("the Mean and InvStdDev outputs are not supported")
+    properties = {"axis": _int(node.attr("axis")), "epsilon": _float(node.attr("epsilon"))}
+    return [node.emit_value(nn.LayerNormOp, node.inputs(), properties)]
+
+
+# --------------------------------------------------------------------------------------
+# Reductions
+
+
+def _reduce(op_class: type[nn.NNOp], axes_input_since: int) -> Converter:
+    """A Reduce* op; its axes became an input at `axes_input_since` (13 for ReduceSum,
+    18 for the others), together with noop_with_empty_axes."""
+
+    def convert(node: OnnxNode) -> SSAValue:
+        x = node.input(0)
+        axes = node.attr_or_input_ints("axes", 1, axes_input_since)
+        if not axes:
+            axes = None  # no axes means every axis ...
+            if node.opset >= axes_input_since and node.attr("noop_with_empty_axes", 0):
+                return node.emit_value(nn.IdentityOp, [x])  # ... unless it means none
+        properties = {"axes": _ints(axes), "keepdims": _bool(node.attr("keepdims"))}
+        return node.emit_value(op_class, [x], properties)
+
+    return convert
+
+
+# --------------------------------------------------------------------------------------
+# Shapes: ops whose shape-like inputs must be constants
+
+
+def _convert_constant(node: OnnxNode) -> SSAValue:
+    source = node.importer.source
+    if "value" in node.attributes:
+        array = tensor_to_array(node.attr("value"), node.importer.model_dir, source)
+    elif "value_float" in node.attributes:
+        array = np.array(node.attr("value_float"), dtype=np.float32)
+    elif "value_floats" in node.attributes:
+        array = np.array(node.attr("value_floats"), dtype=np.float32)
+    elif "value_int" in node.attributes:
+        array = np.array(node.attr("value_int"), dtype=np.int64)
+    elif "value_ints" in node.attributes:
+        array = np.array(node.attr("value_ints"), dtype=np.int64)
+    else:
+        kinds = ", ".join(sorted(node.attributes)) or "none"
+        raise node.error(
+            f"unsupported constant kind ({kinds})", hint="irc supports numeric tensors only"
+        )
+    constant = nn.ConstantOp.from_array(array, location=_name_loc(node.name))
+    node.importer.block.add_op(constant)
+    node.importer.known_arrays[constant.result] = array
+    return constant.result
+
+
+def _convert_constant_of_shape(node: OnnxNode) -> SSAValue:
+    shape = node.constant_ints(0, "the shape")
+    assert shape is not None
+    if any(d < 0 for d in shape):
+        raise node.error(f"shape {shape} has negative dimensions")
+    tensor = node.attr("value")
+    importer = node.importer
+    fill = (
+        np.zeros([1], np.float32)
+        if tensor is None
+        else tensor_to_array(tensor, importer.model_dir, importer.source)
+    )
+    value = weights.dense_from_numpy(np.asarray(fill).reshape([1]))
+    result_type = TensorType(value.get_element_type(), shape)
+    return node.emit_value(nn.ConstantOfShapeOp, [], {"value": value}, [result_type])
+
+
+def reshape_target(input_shape: Sequence[int], shape: Sequence[int], allowzero: bool) -> list[int]:
+    """The static result shape of ONNX Reshape (0 copies the input's dimension unless
+    `allowzero`, -1 is inferred); `ValueError` if impossible."""
+    target = []
+    for axis, dim in enumerate(shape):
+        if dim == 0 and not allowzero:
+            if axis >= len(input_shape):
+                raise ValueError(f"0 at position {axis} has no input dimension to copy")
+            dim = input_shape[axis]
+        target.append(dim)
+    total = math.prod(input_shape)
+    unknown = [axis for axis, dim in enumerate(target) if dim == -1]
+    if len(unknown) > 1 or any(dim < -1 for dim in target):
+        raise ValueError("at most one dimension may be -1, and none may be smaller")
+    if unknown:
+        known = math.prod(dim for dim in target if dim != -1)
+        if known == 0 or total % known:
+            raise ValueError(f"cannot infer the -1 dimension of {total} elements")
+        target[unknown[0]] = total // known
+    if math.prod(target) != total:
+        raise ValueError(
+            f"{list(target)} does not hold the {total} elements of {list(input_shape)}"
+        )
+    return target
+
+
+def _convert_reshape(node: OnnxNode) -> SSAValue:
+    x = node.input(0)
+    shape = node.constant_ints(1, "the shape")
+    assert shape is not None
+    try:
+        target = reshape_target(node.shape(0), shape, bool(node.attr("allowzero", 0)))
+    except ValueError as failure:
+        raise node.error(
+            f"cannot reshape {_dims_text(node.shape(0))} to {shape}: {failure}"
+        ) from None
+    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    return node.emit_value(nn.ReshapeOp, [x], {}, [TensorType(element_type, target)])
+
+
+def _convert_expand(node: OnnxNode) -> SSAValue:
+    x = node.input(0)
+    shape = node.constant_ints(1, "the shape")
+    assert shape is not None
+    try:
+        target = nn.broadcast_shapes(node.shape(0), shape)
+    except VerifyException:
+        raise node.error(f"cannot expand {_dims_text(node.shape(0))} to {shape}") from None
+    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    return node.emit_value(nn.ExpandOp, [x], {}, [TensorType(element_type, target)])
+
+
+def _convert_tile(node: OnnxNode) -> SSAValue:
+    repeats = node.constant_ints(1, "'repeats'")
+    return node.emit_value(nn.TileOp, [node.input(0)], {"repeats": _ints(repeats)})
+
+
+def _convert_transpose(node: OnnxNode) -> SSAValue:
+    perm = node.attr("perm")
+    if perm is None:
+        perm = list(reversed(range(len(node.shape(0)))))
+    return node.emit_value(nn.TransposeOp, [node.input(0)], {"perm": _ints(perm)})
+
+
+def _convert_squeeze(node: OnnxNode) -> SSAValue:
+    axes = node.attr_or_input_ints("axes", 1, 13)
+    if axes is None:
+        axes = [axis for axis, dim in enumerate(node.shape(0)) if dim == 1]
+    return node.emit_value(nn.SqueezeOp, [node.input(0)], {"axes": _ints(axes)})
+
+
+def _convert_unsqueeze(node: OnnxNode) -> SSAValue:
+    axes = node.attr_or_input_ints("axes", 1, 13)
+    if axes is None:
+        raise node.error("'axes' is required")
+    return node.emit_value(nn.UnsqueezeOp, [node.input(0)], {"axes": _ints(axes)})
+
+
+def _convert_slice(node: OnnxNode) -> SSAValue:
+    if node.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes, steps = node.attr("axes"), None
+    else:
+        starts = node.constant_ints(1, "'starts'")
+        ends = node.constant_ints(2, "'ends'")
+        axes = node.constant_ints(3, "'axes'")
+        steps = node.constant_ints(4, "'steps'")
+    if starts is None or ends is None:
+        raise node.error("'starts' and 'ends' are required")
+    properties = {
+        "starts": _ints(starts),
+        "ends": _ints(ends),
+        "axes": _ints(axes),
+        "steps": _ints(steps),
+    }
+    return node.emit_value(nn.SliceOp, [node.input(0)], properties)
+
+
+def _convert_split(node: OnnxNode) -> list[SSAValue]:
+    shape = node.shape(0)
+    axis = node.attr("axis", 0)
+    if not -len(shape) <= axis < len(shape):
+        raise node.error(f"axis {axis} is out of range for rank {len(shape)}")
+    size = shape[axis]
+    sizes = node.attr_or_input_ints("split", 1, 13)
+    count = len(node.proto.output)
+    if sizes is None:
+        num_outputs = node.attr("num_outputs")
+        if num_outputs is not None:  # opset 18: the last piece may be smaller
+            chunk = -(-size // num_outputs)
+            sizes = [chunk] * (num_outputs - 1) + [size - chunk * (num_outputs - 1)]
+        elif size % count:
+            raise node.error(f"dimension {size} does not split evenly into {count} outputs")
+        else:
+            sizes = [size // count] * count
+    if len(sizes) != count:
+        raise node.error(f"{len(sizes)} split sizes for {count} outputs")
+    op = node.emit(nn.SplitOp, [node.input(0)], {"axis": _int(axis), "sizes": _ints(sizes)})
+    return list(op.results)
+
+
+def _convert_pad(node: OnnxNode) -> SSAValue:
+    rank = len(node.shape(0))
+    if node.opset < 11:
+        pads, value = node.attr("pads"), node.attr("value")
+    else:
+        pads = node.constant_ints(1, "'pads'")
+        constant_value = node.constant(2, "'constant_value'")
+        value = None if constant_value is None else float(np.asarray(constant_value).reshape(-1)[0])
+        axes = node.constant_ints(3, "'axes'")
+        if axes is not None and pads is not None:
+            if len(pads) != 2 * len(axes):
+                raise node.error(f"{len(pads)} pads for {len(axes)} axes")
+            full = [0] * (2 * rank)
+            for index, axis in enumerate(axes):
+                axis = axis + rank if axis < 0 else axis
+                full[axis], full[rank + axis] = pads[index], pads[len(axes) + index]
+            pads = full
+    if pads is None:
+        raise node.error("'pads' is required")
+    properties = {"pads": _ints(pads), "mode": _str(node.attr("mode")), "value": _float(value)}
+    return node.emit_value(nn.PadOp, [node.input(0)], properties)
+
+
+# --------------------------------------------------------------------------------------
+# Resize and Upsample
+
+
+def _convert_resize(node: OnnxNode) -> SSAValue:
+    if node.opset < 11:  # Resize-10: X, scales; Upsample's coordinates
+        return _emit_legacy_resize(node, node.constant(1, "'scales'"))
+    coordinate_mode = node.attr("coordinate_transformation_mode", "half_pixel")
+    if coordinate_mode == "tf_crop_and_resize":
+        raise node.error(
+            "coordinate_transformation_mode tf_crop_and_resize is not supported",
+            hint="nn.resize takes no regions of interest",
+        )
+    shape = node.shape(0)
+    rank = len(shape)
+    axes = node.attr("axes")
+    axes = list(range(rank)) if axes is None else [a + rank if a < 0 else a for a in axes]
+    scales = node.constant(2, "'scales'")
+    sizes = node.constant_ints(3, "'sizes'")
+    if sizes:
+        if len(sizes) != len(axes):
+            raise node.error(f"{len(sizes)} sizes for {len(axes)} axes")
+        full_scales, output = _scales_for_sizes(node, shape, axes, sizes)
+    elif scales is not None and scales.size:
+        if scales.size != len(axes):
+            raise node.error(f"{scales.size} scales for {len(axes)} axes")
+        full_scales = [1.0] * rank
+        for axis, scale in zip(axes, np.asarray(scales, np.float32).reshape(-1)):
+            full_scales[axis] = float(scale)
+        output = _scaled_sizes(shape, full_scales)
+    else:
+        raise node.error("one of 'scales' and 'sizes' is required")
+    mode = node.attr("mode", "nearest")
+    if node.attr("antialias", 0) and mode != "nearest" and any(s < 1 for s in full_scales):
+        raise node.error("antialiased downsampling is not supported", hint="use antialias=0")
+    properties = {
+        "scales": _floats(full_scales),
+        "mode": _str(mode),
+        "coordinate_transformation_mode": _str(coordinate_mode),
+        "nearest_mode": _str(node.attr("nearest_mode")),
+        "cubic_coeff_a": _float(node.attr("cubic_coeff_a")),
+        "exclude_outside": _bool(node.attr("exclude_outside")),
+    }
+    return _emit_resize(node, properties, output)
+
+
+def _scales_for_sizes(
+    node: OnnxNode, shape: Sequence[int], axes: Sequence[int], sizes: Sequence[int]
+) -> tuple[list[float], list[int]]:
+    """Scales and output shape of a Resize given target `sizes` on `axes`, with the
+    opset-18 keep_aspect_ratio_policy."""
+    scales, output = [1.0] * len(shape), list(shape)
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if policy == "stretch":
+        for axis, size in zip(axes, sizes):
+            scales[axis] = float(np.float32(size) / np.float32(shape[axis]))
+            output[axis] = size
+        return scales, output
+    if policy not in ("not_larger", "not_smaller"):
+        raise node.error(f"unknown keep_aspect_ratio_policy '{policy}'")
+    ratios = [np.float32(size) / np.float32(shape[axis]) for axis, size in zip(axes, sizes)]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    for axis in axes:
+        scales[axis] = float(scale)
+        output[axis] = int(np.floor(np.float32(scale) * np.float32(shape[axis]) + np.float32(0.5)))
+    return scales, output
+
+
+def _scaled_sizes(shape: Sequence[int], scales: Sequence[float]) -> list[int]:
+    # floor(size * scale), in float32 as onnxruntime computes it.
+    return [
+        int(np.floor(np.float32(size) * np.float32(scale))) for size, scale in zip(shape, scales)
+    ]
+
+
+def _emit_resize(
+    node: OnnxNode, properties: dict[str, Attribute | None], output: Sequence[int]
+) -> SSAValue:
+    x = node.input(0)
+    if any(d <= 0 for d in output):
+        raise node.error(f"the output shape {list(output)} would be empty")
+    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    return node.emit_value(nn.ResizeOp, [x], properties, [TensorType(element_type, output)])
+
+
+def _emit_legacy_resize(node: OnnxNode, scales: np.ndarray | None) -> SSAValue:
+    """Upsample (opsets 7-9) and Resize-10: asymmetric coordinates, nearest pixels
+    rounded down when upsampling and up when downsampling (as onnxruntime does)."""
+    shape = node.shape(0)
+    if scales is None or np.asarray(scales).size != len(shape):
+        raise node.error(f"'scales' must hold {len(shape)} values")
+    scale_list = [float(s) for s in np.asarray(scales, np.float32).reshape(-1)]
+    mode = node.attr("mode", "nearest")
+    mode = {"bilinear": "linear", "trilinear": "linear"}.get(mode, mode)
+    nearest_mode = None
+    if mode == "nearest":
+        shrinking = any(s < 1 for s in scale_list)
+        if shrinking and any(s > 1 for s in scale_list):
+            raise node.error(
+                "nearest resizing that enlarges some axes and shrinks others is not supported",
+                hint="split it into two resizes",
+            )
+        nearest_mode = "ceil" if shrinking else "floor"
+    properties = {
+        "scales": _floats(scale_list),
+        "mode": _str(mode),
+        "coordinate_transformation_mode": _str("asymmetric"),
+        "nearest_mode": _str(nearest_mode),
+    }
+    return _emit_resize(node, properties, _scaled_sizes(shape, scale_list))
+
+
+def _convert_upsample(node: OnnxNode) -> SSAValue:
+    if node.opset < 9:
+        scales = node.attr("scales")
+        return _emit_legacy_resize(node, None if scales is None else np.array(scales, np.float32))
+    return _emit_legacy_resize(node, node.constant(1, "'scales'"))
+
+
+# --------------------------------------------------------------------------------------
+# The registry
+
+
+CONVERTERS: dict[str, Converter] = {
+    **DIRECT,
+    **{op_type: _binary(op_class) for op_type, op_class in BINARY.items()},
+    "PRelu": _convert_prelu,
+    "Clip": _convert_clip,
+    "Softmax": _softmax(nn.SoftmaxOp),
+    "LogSoftmax": _softmax(nn.LogSoftmaxOp),
+    "Cast": _convert_cast,
+    "Dropout": _convert_dropout,
+    "Conv": _convert_conv,
+    "ConvTranspose": _convert_conv_transpose,
+    "MaxPool": _pool(nn.MaxPoolOp),
+    "AveragePool": _pool(nn.AveragePoolOp),
+    "BatchNormalization": _convert_batch_norm,
+    "LayerNormalization": _convert_layer_norm,
+    "ReduceMean": _reduce(nn.ReduceMeanOp, 18),
+    "ReduceSum": _reduce(nn.ReduceSumOp, 13),
+    "ReduceMax": _reduce(nn.ReduceMaxOp, 18),
+    "ReduceMin": _reduce(nn.ReduceMinOp, 18),
+    "Constant": _convert_constant,
+    "ConstantOfShape": _convert_constant_of_shape,
+    "Reshape": _convert_reshape,
+    "Expand": _convert_expand,
+    "Tile": _convert_tile,
+    "Transpose": _convert_transpose,
+    "Squeeze": _convert_squeeze,
+    "Unsqueeze": _convert_unsqueeze,
+    "Slice": _convert_slice,
+    "Split": _convert_split,
+    "Pad": _convert_pad,
+    "Resize": _convert_resize,
+    "Upsample": _convert_upsample,
+}
+"""Every supported ONNX op type (default domain) and the function that imports it."""
+
+
+def supported_ops() -> list[str]:
+    """The ONNX op types the importer supports, sorted."""
+    return sorted(CONVERTERS)
