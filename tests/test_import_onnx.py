@@ -27,11 +27,12 @@ from xdsl.dialects.builtin import NameLoc
 
 from irc.diagnostics import IrcError
 from irc.dialects import nn
-from irc.importers.onnx import import_model, parse_input_shape, reshape_target
+from irc.importers.onnx import import_model, reshape_target
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import PrintOptions, module_to_string, parse_module, verify_module
 from irc.ir.weights import WeightsMode
+from irc.tools.common import parse_input_shape
 from irc.tools.import_onnx import main as import_onnx_main
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"

@@ -248,6 +248,7 @@ CASES = [
     unary("softplus", nn.SoftplusOp, "Softplus", randn(4, 5) * 30),
     unary("softsign", nn.SoftsignOp, "Softsign"),
     case("gelu", nn.GeluOp, [randn(4, 6) * 3], "Gelu"),
+    unary("mish", nn.MishOp, "Mish", randn(4, 5) * 10),
     case(
         "gelu_tanh",
         nn.GeluOp,

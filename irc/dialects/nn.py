@@ -666,6 +666,13 @@ class SoftsignOp(UnaryOp):
 
 
 @irdl_op_definition
+class MishOp(UnaryOp):
+    """x * tanh(softplus(x))."""
+
+    name = "nn.mish"
+
+
+@irdl_op_definition
 class GeluOp(UnaryOp):
     """Gaussian error linear unit; `approximate` is "none" (erf) or "tanh"."""
 
@@ -1872,6 +1879,7 @@ NN = Dialect(
         TanhOp,
         SoftplusOp,
         SoftsignOp,
+        MishOp,
         GeluOp,
         ExpOp,
         LogOp,

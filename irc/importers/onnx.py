@@ -28,7 +28,6 @@ coercion of the old Softmax, legacy broadcasting before opset 7, ...).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,19 +111,6 @@ def load_model(path: Path | str) -> onnx.ModelProto:
                 hint="the file is not a valid ONNX protobuf (truncated or another format?)",
             )
         ) from None
-
-
-def parse_input_shape(text: str) -> tuple[str, list[int]]:
-    """Parse `NAME=1x3x224x224` (an empty shape, `NAME=`, is a scalar); `ValueError` if
-    malformed. The name may itself contain `=`: the last one separates the shape."""
-    name, separator, dims = text.rpartition("=")
-    if not separator or not name:
-        raise ValueError(f"expected NAME=DIMS (like x=1x3x224x224), got '{text}'")
-    if dims == "":
-        return name, []
-    if not re.fullmatch(r"\d+(x\d+)*", dims):
-        raise ValueError(f"dimensions must be non-negative integers joined by 'x', got '{dims}'")
-    return name, [int(d) for d in dims.split("x")]
 
 
 # --------------------------------------------------------------------------------------
@@ -771,6 +757,7 @@ DIRECT: dict[str, _Direct] = {
     "Softplus": _Direct(nn.SoftplusOp),
     "Softsign": _Direct(nn.SoftsignOp),
     "Gelu": _Direct(nn.GeluOp, _same("approximate", kind=_str)),
+    "Mish": _Direct(nn.MishOp),
     "Exp": _Direct(nn.ExpOp),
     "Log": _Direct(nn.LogOp),
     "Sqrt": _Direct(nn.SqrtOp),

@@ -629,6 +629,11 @@ class NNFunctions(InterpreterFunctions):
         props = op.props()
         return (np.clip(props.float("alpha") * args[0] + props.float("beta"), 0, 1),)
 
+    @impl(nn.MishOp)
+    def run_mish(self, interpreter: Interpreter, op: nn.MishOp, args: PythonValues) -> PythonValues:
+        x = args[0]
+        return ((x * np.tanh(np.logaddexp(0, x))).astype(x.dtype),)
+
     @impl(nn.GeluOp)
     def run_gelu(self, interpreter: Interpreter, op: nn.GeluOp, args: PythonValues) -> PythonValues:
         return (_gelu(args[0], op.props().str("approximate") or "none"),)

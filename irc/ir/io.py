@@ -162,12 +162,17 @@ def _load_weights(module: ModuleOp, ctx: Context, weights_dir: Path | None) -> N
 
 def _resolve_all(module: ModuleOp, resolve) -> None:
     for op in module.walk():
-        for name, value in list(op.properties.items()):
-            if isinstance(value, DenseResourceAttr):
-                op.properties[name] = resolve(value)
-        for name, value in list(op.attributes.items()):
-            if isinstance(value, DenseResourceAttr):
-                op.attributes[name] = resolve(value)
+        for entries in (op.properties, op.attributes):
+            for name, value in list(entries.items()):
+                if isinstance(value, DenseResourceAttr):
+                    entries[name] = resolve(value)
+                    _name_after_handle(op, value.resource_handle)
+
+
+def _name_after_handle(op: Operation, handle: StringAttr) -> None:
+    """Name the op after its resource handle, so that printing it again keeps the name."""
+    if not isinstance(op.location, NameLoc):
+        op.location = NameLoc(handle, op.location)
 
 
 def _dense_with_type(array: np.ndarray, attr: DenseResourceAttr) -> DenseIntOrFPElementsAttr:

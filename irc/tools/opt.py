@@ -33,12 +33,18 @@ if TYPE_CHECKING:
     from irc.diagnostics import Diagnostic, IrcError, Location
     from irc.ir.io import PrintOptions
 
+from irc.tools.common import (
+    add_weights_arguments,
+    report,
+    tool_error,
+    weights_mode,
+    write_stdout,
+)
+
 SPLIT_MARKER = "// -----"
 """The line that separates chunks with --split-input-file, in the input and the output."""
 
 TOOL = "irc-opt"
-
-WEIGHTS_MODES = ("elide", "resource", "sidecar", "inline")
 
 
 # --------------------------------------------------------------------------------------
@@ -60,16 +66,6 @@ def _parse_bool(text: str) -> bool:
     if text.lower() in ("false", "0", "off", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,20 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the location of every op",
     )
-    printing.add_argument(
-        "--weights",
-        choices=WEIGHTS_MODES,
-        default=None,
-        help="where the bytes of large constants go: nowhere (elide), the resource section "
-        "(resource), FILE.weights.npz beside the output (sidecar), or the op (inline). "
-        "Default: sidecar with -o FILE (resource with --split-input-file), else elide",
-    )
-    printing.add_argument(
-        "--weights-inline-limit",
-        type=_non_negative,
-        default=16,
-        metavar="N",
-        help="constants with at most N elements are always printed inline (default: 16)",
+    add_weights_arguments(
+        printing, "sidecar with -o FILE (resource with --split-input-file), else elide"
     )
     return parser
 
@@ -241,20 +225,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _Driver(args, started).run()
     except IrcError as failure:
-        _report(failure.diagnostics)
+        report(failure.diagnostics)
         return 1
-
-
-def _report(diagnostics: list[Diagnostic]) -> None:
-    for diagnostic in diagnostics:
-        print(diagnostic.format(), file=sys.stderr)
 
 
 def _tool_error(message: str, hint: str | None = None) -> IrcError:
     """An error about the command line, reported as `irc-opt: error: ...`."""
-    from irc.diagnostics import Location, error
-
-    return error(message, Location(file=TOOL), hint)
+    return tool_error(TOOL, message, hint)
 
 
 # --------------------------------------------------------------------------------------
@@ -352,28 +329,13 @@ class _Driver:
 
     def _output_print_options(self) -> PrintOptions:
         from irc.ir.io import PrintOptions
-        from irc.ir.weights import WeightsMode
 
-        to_file = self.args.output != "-"
-        split = self.args.split_input_file
-        if self.args.weights is not None:
-            mode = WeightsMode(self.args.weights)
-        elif to_file:
-            mode = WeightsMode.RESOURCE if split else WeightsMode.SIDECAR
-        else:
-            mode = WeightsMode.ELIDE
-        if mode is WeightsMode.SIDECAR and not to_file:
-            raise _tool_error(
-                "--weights=sidecar needs an output file",
-                hint="write with -o FILE.mlir (the weights go to FILE.weights.npz), "
-                "or use --weights=resource to keep them in the text",
-            )
-        if mode is WeightsMode.SIDECAR and split:
-            raise _tool_error(
-                "--weights=sidecar cannot be used with --split-input-file",
-                hint="use --weights=resource: each chunk keeps its weights in its own "
-                "resource section",
-            )
+        mode = weights_mode(
+            self.args.weights,
+            TOOL,
+            to_file=self.args.output != "-",
+            split=self.args.split_input_file,
+        )
         return PrintOptions(
             generic=self.args.mlir_print_op_generic,
             debuginfo=self.args.mlir_print_debuginfo,
@@ -431,9 +393,9 @@ class _Driver:
             module = None
         if self.args.verify_diagnostics:
             problems = DiagnosticVerifier(text, self.filename).check(diagnostics)
-            _report(problems)
+            report(problems)
             return _ChunkResult(module, ok=not problems)
-        _report(diagnostics)
+        report(diagnostics)
         return _ChunkResult(module, ok=not failed)
 
     def _parse(self, text: str) -> ModuleOp:
@@ -509,8 +471,7 @@ class _Driver:
         from irc.ir.io import write_module
 
         if self.args.output == "-":
-            sys.stdout.write(self._render(results))
-            sys.stdout.flush()
+            write_stdout(self._render(results))
             return
         if not ok:
             return  # never leave a file that looks like a successful result

@@ -11,7 +11,7 @@ are left alone.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from irc.dialects import nn
+from irc.passes import option
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
@@ -73,14 +74,17 @@ class FoldConstantPattern(RewritePattern):
 
 @dataclass(frozen=True)
 class FoldConstantsPass(ModulePass):
-    """Evaluate nn ops whose operands are all constants, and static nn.shape ops."""
+    """Evaluate nn ops whose operands are all constants, and static nn.shape ops.
+
+    Each folded op is run by the reference interpreter and replaced by nn.constant
+    ops at its location. This collapses the Shape/Gather/Slice/Concat/Unsqueeze
+    chains that exporters emit around reshapes, and precomputes weight transforms.
+    `canonicalize` folds the same way; this pass folds and does nothing else.
+    """
 
     name = "fold-constants"
 
-    max_elements: int = field(
-        default=0,
-        metadata={"help": "do not fold ops producing more elements than this (0: no limit)"},
-    )
+    max_elements: int = option(0, "do not fold ops producing more elements than this (0: no limit)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         pattern = FoldConstantPattern(self.max_elements or None)

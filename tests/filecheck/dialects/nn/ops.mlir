@@ -58,8 +58,10 @@ func.func @activations(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %gelu = nn.gelu %softsign : tensor<2x8xf32>
   // CHECK-NEXT: %gelu_tanh = nn.gelu %gelu {approximate = "tanh"} : tensor<2x8xf32>
   %gelu_tanh = nn.gelu %gelu {approximate = "tanh"} : tensor<2x8xf32>
-  // CHECK-NEXT: func.return %gelu_tanh
-  func.return %gelu_tanh : tensor<2x8xf32>
+  // CHECK-NEXT: %mish = nn.mish %gelu_tanh : tensor<2x8xf32>
+  %mish = nn.mish %gelu_tanh : tensor<2x8xf32>
+  // CHECK-NEXT: func.return %mish
+  func.return %mish : tensor<2x8xf32>
 }
 
 // CHECK-LABEL: func.func @unary_math

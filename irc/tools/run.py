@@ -1,0 +1,187 @@
+"""`irc-run`: execute a model with the reference interpreter.
+
+    irc-run model.mlir --input data=x.npy --output-dir out/
+    irc-run model.onnx --random-inputs --seed 0 --compare-onnxruntime model.onnx
+
+The input is textual IR (`.mlir`) or an ONNX model (imported on the fly). Inputs come
+from `.npy` files, by the names the model gives them, or are drawn at random from a
+seed. Each output is written as `NAME.npy` into `--output-dir`. With
+`--compare-onnxruntime`, the same inputs are run through onnxruntime and the maximum
+absolute and relative error of every output is printed; the exit status is 1 if any
+output differs beyond `--rtol`/`--atol` (numpy's `allclose` rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from irc.diagnostics import IrcError
+from irc.fileio import StagedOutputs
+from irc.tools.common import collect_input_shapes, input_shape_argument, report, tool_error
+
+TOOL = "irc-run"
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=TOOL, description="Run a model (.mlir or .onnx) with irc's reference interpreter."
+    )
+    parser.add_argument("model", help="textual IR (.mlir) or an ONNX model (.onnx)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input by name, from a .npy file (repeat for each input)",
+    )
+    parser.add_argument(
+        "--random-inputs", action="store_true", help="draw every input not given at random"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
+    parser.add_argument(
+        "--input-shape",
+        type=input_shape_argument,
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
+        help="static shape for a dynamic ONNX input",
+    )
+    parser.add_argument("--entry", default="main", help="function to run (default main)")
+    parser.add_argument("--output-dir", type=Path, help="write each output as NAME.npy here")
+    parser.add_argument(
+        "--compare-onnxruntime",
+        type=Path,
+        metavar="MODEL.onnx",
+        help="run the same inputs through onnxruntime and compare",
+    )
+    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (1e-4)")
+    parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (1e-5)")
+    return parser.parse_args(argv)
+
+
+def load_module(path: Path, input_shapes: dict[str, list[int]]):
+    """Parse `.mlir` or import `.onnx` into a verified module."""
+    from irc.ir.context import make_context
+    from irc.ir.io import parse_module, verify_module
+
+    if not path.is_file():
+        raise tool_error(TOOL, f"cannot open '{path}': no such file")
+    if path.suffix == ".onnx":
+        from irc.importers.onnx import import_model
+
+        module = import_model(path, input_shapes)
+    else:
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as failure:
+            raise tool_error(TOOL, f"cannot read '{path}': {failure}") from None
+        module = parse_module(text, make_context(), str(path), weights_dir=path.parent)
+    verify_module(module)
+    return module
+
+
+def _read_inputs(options: Sequence[str]) -> dict[str, np.ndarray]:
+    inputs: dict[str, np.ndarray] = {}
+    for option in options:
+        name, sep, file = option.rpartition("=")
+        if not sep or not name:
+            raise tool_error(TOOL, f"malformed --input '{option}'", hint="write NAME=FILE.npy")
+        try:
+            inputs[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as failure:
+            raise tool_error(TOOL, f"cannot read input '{name}' from '{file}': {failure}") from None
+    return inputs
+
+
+def random_array(shape: Sequence[int], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    """A random input: standard normal floats, small non-negative integers, random bools."""
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    return rng.integers(0, 2, size=shape).astype(dtype)
+
+
+def _output_file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".npy"
+
+
+def run(args: argparse.Namespace) -> int:
+    """The command, with parsed arguments; returns the exit status."""
+    from irc.interp import function_signature, run_function
+    from irc.ir.weights import dtype_of
+
+    module = load_module(Path(args.model), collect_input_shapes(args.input_shape, TOOL))
+    inputs = _read_inputs(args.input)
+    signature_inputs, _ = function_signature(module, args.entry)
+    rng = np.random.default_rng(args.seed)
+    for name, tensor_type in signature_inputs:
+        if name in inputs or not args.random_inputs:
+            continue
+        dtype = dtype_of(tensor_type.get_element_type())
+        inputs[name] = random_array(tuple(tensor_type.get_shape()), dtype, rng)
+
+    missing = [name for name, _ in signature_inputs if name not in inputs]
+    if missing:
+        raise tool_error(
+            TOOL,
+            f"no value for input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}",
+            hint="give --input NAME=FILE.npy for each input, or --random-inputs",
+        )
+    start = time.perf_counter()
+    outputs = run_function(module, inputs, args.entry)
+    elapsed = time.perf_counter() - start
+    print(f"ran @{args.entry} in {elapsed * 1000:.1f} ms")
+    for name, array in outputs.items():
+        print(f"  {name}: {array.dtype}{list(array.shape)}")
+
+    if args.output_dir is not None:
+        with StagedOutputs() as staged:
+            for name, array in outputs.items():
+                staged.stage(
+                    args.output_dir / _output_file_name(name), lambda f, a=array: np.save(f, a)
+                )
+        print(f"wrote {len(outputs)} output(s) to {args.output_dir}")
+
+    if args.compare_onnxruntime is not None:
+        return _compare(args, inputs, outputs)
+    return 0
+
+
+def _compare(args: argparse.Namespace, inputs: dict, outputs: dict) -> int:
+    import onnx
+
+    from irc.testing.reference import compare, run_onnxruntime
+
+    path: Path = args.compare_onnxruntime
+    if not path.is_file():
+        raise tool_error(TOOL, f"cannot open '{path}': no such file")
+    try:
+        model = onnx.load(str(path))
+    except Exception as failure:  # protobuf raises several unrelated types
+        raise tool_error(TOOL, f"cannot read ONNX model '{path}': {failure}") from None
+    expected = run_onnxruntime(model, inputs)
+    report = compare(outputs, expected, rtol=args.rtol, atol=args.atol)
+    print(report.format())
+    return 0 if report.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `irc-run`."""
+    args = _parse_args(argv)
+    try:
+        return run(args)
+    except IrcError as failure:
+        report(failure.diagnostics)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
