@@ -20,6 +20,7 @@ test: $(STAMP) lint lit pytest
 lint: $(STAMP)
 	$(BIN)/ruff check irc tests bench demo tools
 	$(BIN)/ruff format --check irc tests bench demo
+	$(BIN)/mypy
 
 lit: $(STAMP)
 	$(BIN)/lit -q tests/filecheck

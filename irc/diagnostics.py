@@ -58,9 +58,13 @@ class Location:
         return self.file or "<unknown>"
 
     @staticmethod
-    def of_span(span: Span) -> Location:
+    def of_span(span: Span[str] | Span[bytes]) -> Location:
         """The location of the first character of a span of parsed text."""
-        line, col = _line_col(span.input.content, span.start)
+        content = span.input.content
+        if isinstance(content, bytes):
+            # Spans of byte input count bytes; latin-1 keeps one character per byte.
+            content = content.decode("latin-1")
+        line, col = _line_col(content, span.start)
         return Location(file=span.input.name, line=line, col=col)
 
     @staticmethod

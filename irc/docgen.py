@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from xdsl.irdl import (
+    IRDLOperation,
     OptOperandDef,
     OptPropertyDef,
     VarOperandDef,
@@ -31,7 +32,7 @@ def _property_value(value: object) -> str:
     match value:
         case DenseArrayBase():
             return "[" + ", ".join(str(v) for v in value.get_values()) + "]"
-        case IntegerAttr() if value.type.width.data == 1:  # type: ignore[union-attr]
+        case IntegerAttr() if value.type.width.data == 1:
             return "true" if value.value.data else "false"
         case IntegerAttr():
             return str(value.value.data)
@@ -55,6 +56,8 @@ def nn_ops_markdown() -> str:
         "",
     ]
     for op in sorted(NN.operations, key=lambda op: op.name):
+        if not issubclass(op, IRDLOperation):
+            raise TypeError(f"'{op.name}' is not defined with IRDL, so it cannot be documented")
         definition = op.get_irdl_definition()
         doc = (op.__doc__ or "").strip()
         summary, _, rest = doc.partition("\n")

@@ -25,7 +25,7 @@ class StagedOutputs:
     def __init__(self) -> None:
         self._staged: list[tuple[Path, Path]] = []
 
-    def stage(self, path: Path | str, write: Callable[[BinaryIO], None]) -> None:
+    def stage(self, path: Path | str, write: Callable[[BinaryIO], object]) -> None:
         """Write a file with `write(binary_file)` to a temporary path beside `path`."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1214,6 +1214,16 @@ def test_lrn_even_size_follows_the_onnx_formula() -> None:
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
 
 
+def test_erf_and_gelu_of_a_rank_0_tensor() -> None:
+    # np.frompyfunc, which erf is built on, returns a Python float for a rank-0 input.
+    x = np.array(0.5, np.float32)
+    (erf,) = evaluate_op(build(Case(nn.ErfOp, [x])), [x])
+    (gelu,) = evaluate_op(build(Case(nn.GeluOp, [x])), [x])
+    assert erf.shape == gelu.shape == () and erf.dtype == gelu.dtype == np.float32
+    np.testing.assert_allclose(erf, 0.5204998778, rtol=RTOL)  # math.erf(0.5)
+    np.testing.assert_allclose(gelu, 0.3457312306, rtol=RTOL)  # 0.5 * x * (1 + erf(x / sqrt 2))
+
+
 def test_gather_index_out_of_range_is_an_error() -> None:
     test = Case(nn.GatherOp, [randn(4, 3), i64s(1, 4)])
     with pytest.raises(IrcError, match="gather index 4 is out of range for axis 0 of size 4"):

@@ -354,6 +354,9 @@ def weights_module(tmp_path: Path) -> tuple[Path, dict[str, np.ndarray]]:
         "shape": rng.integers(-(2**40), 2**40, size=20, dtype=np.int64),
         "table": rng.integers(-128, 127, size=(5, 7), dtype=np.int8),
         "halves": rng.standard_normal(33).astype(np.float16),
+        # Names that np.savez(file, **blobs) would take for its own parameters.
+        "file": rng.standard_normal(20).astype(np.float32),
+        "allow_pickle": rng.integers(0, 9, size=24, dtype=np.int32),
     }
     arrays["bias"][0] = -0.0  # the sign of zero must survive
     arrays["bias"][1] = np.float32(1e-40)  # and subnormals

@@ -24,8 +24,8 @@ See docs/nn-dialect.md for the op reference and docs/adding-an-op.md for how to 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import ClassVar, Self
+from collections.abc import Mapping, Sequence
+from typing import ClassVar, Self, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     StringAttr,
     TensorType,
     f32,
@@ -48,9 +49,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    AttrConstraint,
     EqAttrConstraint,
     IRDLOperation,
     VerificationContext,
+    base,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -69,45 +72,47 @@ from xdsl.utils.exceptions import VerifyException
 
 from irc.ir import weights
 
+AttributeT = TypeVar("AttributeT", bound=Attribute)
+
 # --------------------------------------------------------------------------------------
 # Property declarations
 
 
-def _ints() -> object:
+def _ints() -> AttrConstraint[DenseArrayBase[IntegerType]]:
     return DenseArrayBase.constr(I64)
 
 
-def ints_prop(default: Sequence[int] | None = None):
+def ints_prop(default: Sequence[int] | None = None) -> DenseArrayBase[IntegerType] | None:
     """An optional list-of-integers property (`[1, 2]`), stored as `array<i64: ...>`."""
     value = None if default is None else DenseArrayBase.from_list(i64, list(default))
     return opt_prop_def(_ints(), default_value=value)
 
 
-def int_prop(default: int | None = None):
+def int_prop(default: int | None = None) -> IntegerAttr | None:
     """An optional integer property, stored as an `i64` integer attribute."""
     value = None if default is None else IntegerAttr(default, i64)
     return opt_prop_def(IntegerAttr.constr(type=I64), default_value=value)
 
 
-def float_prop(default: float | None = None):
+def float_prop(default: float | None = None) -> FloatAttr | None:
     """An optional float property, stored as an `f32` float attribute."""
     value = None if default is None else FloatAttr(default, f32)
     return opt_prop_def(FloatAttr.constr(type=Float32Type), default_value=value)
 
 
-def floats_prop():
+def floats_prop() -> DenseArrayBase[Float32Type] | None:
     """An optional list-of-floats property (`[1.0, 2.0]`), stored as `array<f32: ...>`."""
     return opt_prop_def(DenseArrayBase.constr(Float32Type))
 
 
-def bool_prop(default: bool = False):
+def bool_prop(default: bool = False) -> IntegerAttr:
     """An optional boolean property (`true`/`false`)."""
     return opt_prop_def(
         IntegerAttr.constr(type=EqAttrConstraint(i1)), default_value=BoolAttr.from_bool(default)
     )
 
 
-def str_prop(default: str | None = None):
+def str_prop(default: str | None = None) -> StringAttr | None:
     """An optional string property (`"nearest"`); allowed values are checked by the op."""
     value = None if default is None else StringAttr(default)
     return opt_prop_def(StringAttr, default_value=value)
@@ -130,6 +135,13 @@ def static_shape(value_type: Attribute, what: str) -> tuple[int, ...]:
     if any(dim < 0 for dim in shape):
         raise fail(f"{what} must have a static shape, got {value_type}")
     return shape
+
+
+def tensor_type(value: SSAValue) -> TensorType:
+    """The type of `value`, which must be a ranked tensor (as every `nn` value is)."""
+    if not isinstance(value.type, TensorType):
+        raise fail(f"expected a ranked tensor value, got {value.type}")
+    return value.type
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -193,35 +205,47 @@ class Props:
     def attr(self, name: str) -> Attribute | None:
         return self.properties.get(name, self.defaults.get(name))
 
-    def ints(self, name: str) -> list[int] | None:
-        value = self.attr(name)
-        return None if value is None else [int(v) for v in value.get_values()]  # type: ignore[union-attr]
-
-    def floats(self, name: str) -> list[float] | None:
-        value = self.attr(name)
-        return None if value is None else [float(v) for v in value.get_values()]  # type: ignore[union-attr]
-
-    def int(self, name: str) -> int | None:
-        value = self.attr(name)
-        return None if value is None else value.value.data  # type: ignore[union-attr]
-
-    def float(self, name: str) -> float | None:
-        value = self.attr(name)
-        return None if value is None else value.value.data  # type: ignore[union-attr]
-
-    def bool(self, name: str) -> bool:
-        value = self.attr(name)
-        return bool(value is not None and value.value.data)  # type: ignore[union-attr]
-
-    def str(self, name: str) -> str | None:
-        value = self.attr(name)
-        return None if value is None else value.data  # type: ignore[union-attr]
-
     def required(self, name: str) -> Attribute:
         value = self.attr(name)
         if value is None:
             raise fail(f"'{self.op_type.name}' requires property '{name}'")
         return value
+
+    def _attr_of_kind(self, name: str, kind: type[AttributeT]) -> AttributeT | None:
+        """The property (or its default) as the attribute kind its constraint admits."""
+        value = self.attr(name)
+        if value is None or isinstance(value, kind):
+            return value
+        raise fail(
+            f"property '{name}' of '{self.op_type.name}' must be a {kind.__name__}, got {value}"
+        )
+
+    # The typed readers are named after the builtins they return and shadow them in the
+    # rest of the class body, so they come last.
+
+    def ints(self, name: str) -> list[int] | None:
+        value = self._attr_of_kind(name, DenseArrayBase)
+        return None if value is None else [int(v) for v in value.get_values()]
+
+    def floats(self, name: str) -> list[float] | None:
+        value = self._attr_of_kind(name, DenseArrayBase)
+        return None if value is None else [float(v) for v in value.get_values()]
+
+    def int(self, name: str) -> int | None:
+        value = self._attr_of_kind(name, IntegerAttr)
+        return None if value is None else value.value.data
+
+    def float(self, name: str) -> float | None:
+        value = self._attr_of_kind(name, FloatAttr)
+        return None if value is None else value.value.data
+
+    def bool(self, name: str) -> bool:
+        value = self._attr_of_kind(name, IntegerAttr)
+        return bool(value is not None and value.value.data)
+
+    def str(self, name: str) -> str | None:
+        value = self._attr_of_kind(name, StringAttr)
+        return None if value is None else value.data
 
 
 # --------------------------------------------------------------------------------------
@@ -279,12 +303,12 @@ class NNOp(IRDLOperation):
         for index, result in enumerate(self.results):
             static_shape(result.type, f"result #{index}")
         if self.FLOAT_ONLY and self.operands:
-            element_type = self.operands[0].type.get_element_type()  # type: ignore[union-attr]
+            element_type = tensor_type(self.operands[0]).get_element_type()
             if not _is_float(element_type):
                 raise fail(f"'{self.name}' expects a floating-point input, got {element_type}")
         props = self.props()
-        operand_types = [operand.type for operand in self.operands]
-        inferred = type(self).infer(operand_types, props)  # type: ignore[arg-type]
+        operand_types = [tensor_type(operand) for operand in self.operands]
+        inferred = type(self).infer(operand_types, props)
         if inferred is not None:
             actual = [result.type for result in self.results]
             if list(inferred) != actual:
@@ -295,13 +319,15 @@ class NNOp(IRDLOperation):
 
     # ---- construction ------------------------------------------------------------------
 
+    # Deliberately not IRDLOperation.build's keyword-only signature: `nn` ops have no
+    # regions, successors or attributes to pass, and positional operands read better.
     @classmethod
-    def build(
+    def build(  # type: ignore[override]
         cls,
         operands: Sequence[SSAValue | Operation],
-        properties: dict[str, Attribute | None] | None = None,
+        properties: Mapping[str, Attribute | None] | None = None,
         result_types: Sequence[Attribute] | None = None,
-        location: Attribute | None = None,
+        location: LocationAttr | None = None,
     ) -> Self:
         """Build the op; result types are inferred unless given.
 
@@ -310,13 +336,13 @@ class NNOp(IRDLOperation):
         values = [SSAValue.get(operand) for operand in operands]
         props = {name: value for name, value in (properties or {}).items() if value is not None}
         if result_types is None:
-            inferred = cls.infer([value.type for value in values], Props(cls, props))  # type: ignore[arg-type]
+            inferred = cls.infer([tensor_type(value) for value in values], Props(cls, props))
             if inferred is None:
                 raise ValueError(f"{cls.name} needs explicit result types")
             result_types = inferred
         op = cls.create(operands=values, result_types=list(result_types), properties=props)
         if location is not None:
-            op.location = location  # type: ignore[assignment]
+            op.location = location
         return op
 
     # ---- syntax --------------------------------------------------------------------------
@@ -448,20 +474,20 @@ def _print_value(printer: Printer, value: Attribute) -> None:
             printer.print_attribute(value)
 
 
-def _coerce(value: Attribute, constraint: object) -> Attribute | None:
+def _coerce(value: Attribute, constraint: AttrConstraint) -> Attribute | None:
     """Convert a parsed plain value to the form a property's constraint accepts."""
     candidates: list[Attribute] = [value]
     match value:
         case ArrayAttr():
             items = list(value.data)
             if all(isinstance(item, IntegerAttr) for item in items):
-                numbers = [item.value.data for item in items]  # type: ignore[union-attr]
+                numbers = [item.value.data for item in items]
                 candidates = [
                     DenseArrayBase.from_list(i64, numbers),
                     DenseArrayBase.from_list(f32, [float(n) for n in numbers]),
                 ]
             elif all(isinstance(item, IntegerAttr | FloatAttr) for item in items):
-                numbers = [float(item.value.data) for item in items]  # type: ignore[union-attr]
+                numbers = [float(item.value.data) for item in items]
                 candidates = [DenseArrayBase.from_list(f32, numbers)]
         case IntegerAttr() if value.type != i1:
             number = value.value.data
@@ -472,7 +498,7 @@ def _coerce(value: Attribute, constraint: object) -> Attribute | None:
             pass
     for candidate in candidates:
         try:
-            constraint.verify(candidate, VerificationContext())  # type: ignore[attr-defined]
+            constraint.verify(candidate, VerificationContext())
         except VerifyException:
             continue
         return candidate
@@ -494,19 +520,19 @@ class ConstantOp(NNOp):
     """
 
     name = "nn.constant"
-    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(DenseResourceAttr))
     result = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
 
     @classmethod
-    def from_array(cls, array: np.ndarray, location: Attribute | None = None) -> ConstantOp:
+    def from_array(cls, array: np.ndarray, location: LocationAttr | None = None) -> ConstantOp:
         """A constant holding a copy of `array`."""
         value = weights.dense_from_numpy(np.asarray(array))
         return cls.build([], {"value": value}, [value.type], location)
 
     @classmethod
     def from_attr(
-        cls, value: DenseIntOrFPElementsAttr, location: Attribute | None = None
+        cls, value: DenseIntOrFPElementsAttr, location: LocationAttr | None = None
     ) -> ConstantOp:
         """A constant holding `value`."""
         return cls.build([], {"value": value}, [value.type], location)
@@ -530,10 +556,10 @@ class ConstantOp(NNOp):
 
     def verify_(self) -> None:
         static_shape(self.result.type, "result")
-        if self.value.type != self.result.type:  # type: ignore[union-attr]
+        if self.value.type != self.result.type:
             raise fail(
                 f"value type {self.value.type} does not match result type {self.result.type}"
-            )  # type: ignore[union-attr]
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -560,7 +586,7 @@ class ConstantOfShapeOp(NNOp):
         value = self.value
         if len(value) != 1:
             raise fail("'value' must hold exactly one element")
-        if value.get_element_type() != self.result.type.get_element_type():  # type: ignore[union-attr]
+        if value.get_element_type() != self.result.type.get_element_type():
             raise fail("'value' and the result must have the same element type")
 
 
@@ -1582,10 +1608,10 @@ class ReshapeOp(NNOp):
     result = result_def(TensorType)
 
     def check(self, props: Props) -> None:
-        source, target = self.input.type, self.result.type
-        if source.get_element_type() != target.get_element_type():  # type: ignore[union-attr]
+        source, target = tensor_type(self.input), self.result.type
+        if source.get_element_type() != target.get_element_type():
             raise fail("reshape cannot change the element type")
-        if math.prod(source.get_shape()) != math.prod(target.get_shape()):  # type: ignore[union-attr]
+        if math.prod(source.get_shape()) != math.prod(target.get_shape()):
             raise fail(f"cannot reshape {source} to {target}: element counts differ")
 
 
@@ -1708,7 +1734,7 @@ class PadOp(NNOp):
         mode = props.str("mode")
         if mode not in PAD_MODES:
             raise fail(f"'mode' must be one of {', '.join(PAD_MODES)}; got \"{mode}\"")
-        shape = self.input.type.get_shape()  # type: ignore[union-attr]
+        shape = tensor_type(self.input).get_shape()
         pads = props.ints("pads") or []
         if mode == "reflect" and any(
             max(pads[i], pads[len(shape) + i]) >= shape[i] for i in range(len(shape))
@@ -1748,7 +1774,7 @@ class ResizeOp(NNOp):
     exclude_outside = bool_prop(False)
 
     def check(self, props: Props) -> None:
-        rank = len(self.input.type.get_shape())  # type: ignore[union-attr]
+        rank = len(tensor_type(self.input).get_shape())
         scales = props.floats("scales") or []
         if len(scales) != rank or any(s <= 0 for s in scales):
             raise fail(f"'scales' must hold {rank} positive values")
@@ -1765,9 +1791,9 @@ class ResizeOp(NNOp):
             raise fail(
                 "tf_crop_and_resize needs regions of interest, which nn.resize does not take"
             )
-        if self.result.type.get_element_type() != self.input.type.get_element_type():  # type: ignore[union-attr]
+        if self.result.type.get_element_type() != tensor_type(self.input).get_element_type():
             raise fail("resize cannot change the element type")
-        if len(self.result.type.get_shape()) != rank:  # type: ignore[union-attr]
+        if len(self.result.type.get_shape()) != rank:
             raise fail("resize cannot change the rank")
 
 
@@ -1810,10 +1836,10 @@ class ExpandOp(NNOp):
     result = result_def(TensorType)
 
     def check(self, props: Props) -> None:
-        source, target = self.input.type, self.result.type
-        if source.get_element_type() != target.get_element_type():  # type: ignore[union-attr]
+        source, target = tensor_type(self.input), self.result.type
+        if source.get_element_type() != target.get_element_type():
             raise fail("expand cannot change the element type")
-        if broadcast_shapes(source.get_shape(), target.get_shape()) != tuple(target.get_shape()):  # type: ignore[union-attr]
+        if broadcast_shapes(source.get_shape(), target.get_shape()) != tuple(target.get_shape()):
             raise fail(f"{source} does not broadcast to {target}")
 
 

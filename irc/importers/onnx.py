@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import onnx
@@ -462,7 +462,7 @@ class _GraphImporter:
                             hint="only symbolic dimensions can be chosen",
                         )
             return TensorType(element_type, given)
-        if declared is None or any(not isinstance(d, int) for d in declared):
+        if not _is_static(declared):
             shown = "unknown rank" if declared is None else _dims_text(declared)
             suggestion = (
                 INPUT_SHAPE_HINT.replace("NAME", value.name)
@@ -542,7 +542,7 @@ class _GraphImporter:
                 stack.pop()
                 continue
             if isinstance(op, nn.ShapeOp):
-                shape = op.input.type.get_shape()  # type: ignore[union-attr]
+                shape = nn.tensor_type(op.input).get_shape()
                 start, end = nn.shape_op_range(
                     len(shape), op.props().int("start"), op.props().int("end")
                 )
@@ -554,12 +554,13 @@ class _GraphImporter:
                 stack.extend(pending)
                 continue
             operands = [self.known_arrays[operand] for operand in op.operands]
-            if any(array is None for array in operands):
+            known_operands = [array for array in operands if array is not None]
+            if len(known_operands) != len(operands):
                 arrays: Sequence[np.ndarray | None] = [None] * len(op.results)
             else:
                 from irc.interp import evaluate_op
 
-                arrays = list(evaluate_op(op, operands))  # type: ignore[arg-type]
+                arrays = list(evaluate_op(op, known_operands))
             for result, array in zip(op.results, arrays):
                 self.known_arrays[result] = array
             stack.pop()
@@ -576,6 +577,11 @@ def _name_loc(name: str) -> NameLoc:
 
 def _name_dict(name: str) -> DictionaryAttr:
     return DictionaryAttr({"irc.name": StringAttr(name)})
+
+
+def _is_static(dims: Sequence[int | str] | None) -> TypeGuard[Sequence[int]]:
+    """True if the rank is known and every dimension is a number, not a symbol."""
+    return dims is not None and all(isinstance(d, int) for d in dims)
 
 
 def _dims_text(dims: Sequence[int | str]) -> str:
@@ -637,7 +643,7 @@ class OnnxNode:
         return [self.importer.values[name] for name in self.proto.input if name]
 
     def shape(self, position: int) -> list[int]:
-        return list(self.input(position).type.get_shape())  # type: ignore[union-attr]
+        return list(nn.tensor_type(self.input(position)).get_shape())
 
     def output_used(self, position: int) -> bool:
         return (
@@ -685,7 +691,7 @@ class OnnxNode:
         self,
         op_class: type[nn.NNOp],
         operands: Sequence[SSAValue],
-        properties: dict[str, Attribute | None] | None = None,
+        properties: Mapping[str, Attribute | None] | None = None,
         result_types: Sequence[Attribute] | None = None,
     ) -> nn.NNOp:
         """Build an op at this node's location, check it, and append it to the block."""
@@ -701,7 +707,7 @@ class OnnxNode:
         self,
         op_class: type[nn.NNOp],
         operands: Sequence[SSAValue],
-        properties: dict[str, Attribute | None] | None = None,
+        properties: Mapping[str, Attribute | None] | None = None,
         result_types: Sequence[Attribute] | None = None,
     ) -> SSAValue:
         """`emit` an op with one result and return that result."""
@@ -828,7 +834,7 @@ def _binary(op_class: type[nn.NNOp]) -> Converter:
 def _align_legacy_broadcast(node: OnnxNode, rhs: SSAValue, lhs_rank: int, axis: int) -> SSAValue:
     """Before opset 7, `broadcast=1, axis=k` aligns B's first axis with A's axis k;
     trailing unit axes make numpy's suffix-aligned broadcasting do the same."""
-    rhs_shape = list(rhs.type.get_shape())  # type: ignore[union-attr]
+    rhs_shape = list(nn.tensor_type(rhs).get_shape())
     axis = axis + lhs_rank if axis < 0 else axis
     trailing = lhs_rank - axis - len(rhs_shape)
     if axis < 0 or trailing < 0:
@@ -1225,7 +1231,7 @@ def _convert_reshape(node: OnnxNode) -> SSAValue:
         raise node.error(
             f"cannot reshape {_dims_text(node.shape(0))} to {shape}: {failure}"
         ) from None
-    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    element_type = nn.tensor_type(x).get_element_type()
     return node.emit_value(nn.ReshapeOp, [x], {}, [TensorType(element_type, target)])
 
 
@@ -1237,7 +1243,7 @@ def _convert_expand(node: OnnxNode) -> SSAValue:
         target = nn.broadcast_shapes(node.shape(0), shape)
     except VerifyException:
         raise node.error(f"cannot expand {_dims_text(node.shape(0))} to {shape}") from None
-    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    element_type = nn.tensor_type(x).get_element_type()
     return node.emit_value(nn.ExpandOp, [x], {}, [TensorType(element_type, target)])
 
 
@@ -1409,12 +1415,12 @@ def _scaled_sizes(shape: Sequence[int], scales: Sequence[float]) -> list[int]:
 
 
 def _emit_resize(
-    node: OnnxNode, properties: dict[str, Attribute | None], output: Sequence[int]
+    node: OnnxNode, properties: Mapping[str, Attribute | None], output: Sequence[int]
 ) -> SSAValue:
     x = node.input(0)
     if any(d <= 0 for d in output):
         raise node.error(f"the output shape {list(output)} would be empty")
-    element_type = x.type.get_element_type()  # type: ignore[union-attr]
+    element_type = nn.tensor_type(x).get_element_type()
     return node.emit_value(nn.ResizeOp, [x], properties, [TensorType(element_type, output)])
 
 

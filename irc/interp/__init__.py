@@ -19,9 +19,9 @@ import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
+from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImpl, PythonValues
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 
@@ -75,7 +75,9 @@ def _check_results(op: Operation, results: Sequence[np.ndarray]) -> None:
 
 
 @functools.cache
-def _standalone() -> tuple[dict[type[Operation], object], InterpreterFunctions, Interpreter]:
+def _standalone() -> tuple[
+    dict[type[Operation], OpImpl[InterpreterFunctions, Operation]], NNFunctions, Interpreter
+]:
     functions = NNFunctions()
     table = dict(NNFunctions._impls())  # the same @impl table an Interpreter would use
     return table, functions, Interpreter(ModuleOp([]))
@@ -97,7 +99,7 @@ def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> tuple[np.ndarr
     if len(arrays) != len(op.operands):
         raise ValueError(f"'{op.name}' takes {len(op.operands)} operands, got {len(arrays)}")
     with np.errstate(all="ignore"):
-        results = run(functions, interpreter, op, arrays).values  # type: ignore[operator]
+        results = run(functions, interpreter, op, arrays).values
     _check_results(op, results)
     return tuple(results)
 
@@ -119,9 +121,9 @@ def _find_function(module: ModuleOp, entry: str) -> FuncOp:
     )
 
 
-def _names(attrs: Attribute | None, count: int, fallback: str) -> list[str]:
+def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, fallback: str) -> list[str]:
     names = []
-    dictionaries = list(attrs.data) if attrs is not None else []  # type: ignore[attr-defined]
+    dictionaries = list(attrs.data) if attrs is not None else []
     for index in range(count):
         name = None
         if index < len(dictionaries) and isinstance(dictionaries[index], DictionaryAttr):
@@ -133,6 +135,7 @@ def _names(attrs: Attribute | None, count: int, fallback: str) -> list[str]:
 
 
 def _tensor_types(function: FuncOp, types: Sequence[Attribute], what: str) -> list[TensorType]:
+    tensor_types = []
     for index, value_type in enumerate(types):
         if not isinstance(value_type, TensorType) or any(d < 0 for d in value_type.get_shape()):
             raise error(
@@ -140,7 +143,8 @@ def _tensor_types(function: FuncOp, types: Sequence[Attribute], what: str) -> li
                 "not a statically shaped tensor",
                 function,
             )
-    return list(types)  # type: ignore[arg-type]
+        tensor_types.append(value_type)
+    return tensor_types
 
 
 def function_signature(module: ModuleOp, entry: str = "main") -> Signature:

@@ -29,6 +29,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -68,7 +69,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     # numpy has no erf; math.erf is correctly rounded in double precision, which a
     # polynomial approximation would have to prove. ~0.1 us per element.
     as_double = np.asarray(x, dtype=np.float64)
-    return _ERF_UFUNC(as_double).astype(np.float64).reshape(as_double.shape)
+    # The ufunc returns a Python float, not an array, for a rank-0 input.
+    return np.asarray(_ERF_UFUNC(as_double), dtype=np.float64).reshape(as_double.shape)
 
 
 _ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)
@@ -213,7 +215,8 @@ def _depthwise_conv(
     result = np.zeros((padded.shape[0], out_channels, *out_sizes), ACCUMULATION_DTYPE)
     broadcast = (-1,) + (1,) * len(kernel)
     for offset, view in _window_views(padded, kernel, strides, dilations, out_sizes):
-        result += view * taps[(slice(None), *offset)].reshape(broadcast)
+        tap: tuple[slice | int, ...] = (slice(None), *offset)
+        result += view * taps[tap].reshape(broadcast)
     return result
 
 
@@ -356,7 +359,8 @@ def pad(x: np.ndarray, pads: Sequence[int], mode: str, value: float, op: nn.PadO
             )
     if not any(b or e for b, e in widths):
         return x
-    return np.pad(x, widths, mode=mode)
+    # The verifier admits only nn.PAD_MODES, whose other modes numpy names the same.
+    return np.pad(x, widths, mode=cast(Literal["reflect", "edge", "wrap"], mode))
 
 
 def _source_coordinates(out_length: int, in_length: int, scale: float, mode: str) -> np.ndarray:
@@ -759,7 +763,8 @@ class NNFunctions(InterpreterFunctions):
     def run_lrn(self, interpreter: Interpreter, op: nn.LRNOp, args: PythonValues) -> PythonValues:
         props = op.props()
         size = props.int("size") or 1
-        return (lrn(args[0], size, props.float("alpha"), props.float("beta"), props.float("bias")),)  # type: ignore[arg-type]
+        alpha, beta = props.float("alpha") or 0.0, props.float("beta") or 0.0
+        return (lrn(args[0], size, alpha, beta, props.float("bias") or 0.0),)
 
     # ---- pooling ---------------------------------------------------------------------------
 
@@ -960,7 +965,7 @@ class NNFunctions(InterpreterFunctions):
 
     @impl(nn.TileOp)
     def run_tile(self, interpreter: Interpreter, op: nn.TileOp, args: PythonValues) -> PythonValues:
-        return (np.tile(args[0], op.props().ints("repeats")),)
+        return (np.tile(args[0], op.props().ints("repeats") or []),)
 
     @impl(nn.ShapeOp)
     def run_shape(

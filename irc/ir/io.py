@@ -16,21 +16,26 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FileLineColLoc,
     IntAttr,
+    MemRefType,
     ModuleOp,
     NameLoc,
+    RankedStructure,
     StringAttr,
+    TensorType,
     UnknownLoc,
+    VectorType,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
@@ -136,19 +141,20 @@ def _load_weights(module: ModuleOp, ctx: Context, weights_dir: Path | None) -> N
             return attr
         handle = attr.resource_handle.data
         if handle in blobs:
+            resource_type = _resource_type(attr, module)
             array = blobs[handle]
-            expected = tuple(attr.type.get_shape())
+            expected = tuple(resource_type.get_shape())
             if array.shape != expected:
                 raise error(
                     f"sidecar blob '{handle}' has shape {list(array.shape)}, "
                     f"but the IR expects {list(expected)}",
                     module,
                 )
-            return _dense_with_type(array, attr)
+            return _dense_with_type(array, resource_type)
         hex_blob = interface.lookup(handle) if interface else None
         if hex_blob:
             data = weights.blob_bytes(hex_blob)
-            return DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
+            return DenseIntOrFPElementsAttr(_resource_type(attr, module), BytesAttr(data))
         return attr
 
     try:
@@ -175,10 +181,28 @@ def _name_after_handle(op: Operation, handle: StringAttr) -> None:
         op.location = NameLoc(handle, op.location)
 
 
-def _dense_with_type(array: np.ndarray, attr: DenseResourceAttr) -> DenseIntOrFPElementsAttr:
-    dtype = weights.dtype_of(attr.type.get_element_type())
+def _resource_type(attr: DenseResourceAttr, module: ModuleOp) -> RankedStructure[AnyDenseElement]:
+    """The type of a `dense_resource<...>`, which must be one a `dense<...>` can have."""
+    resource_type = attr.type
+    if not (
+        isinstance(resource_type, TensorType | VectorType | MemRefType)
+        and isinstance(resource_type.get_element_type(), AnyDenseElement)
+    ):
+        raise error(
+            f"'dense_resource<{attr.resource_handle.data}>' has type {resource_type}, "
+            "which a dense<...> value cannot have",
+            module,
+        )
+    # Both the shaped type and its element type were checked; mypy narrows only the first.
+    return cast("RankedStructure[AnyDenseElement]", resource_type)
+
+
+def _dense_with_type(
+    array: np.ndarray, value_type: RankedStructure[AnyDenseElement]
+) -> DenseIntOrFPElementsAttr:
+    dtype = weights.dtype_of(value_type.get_element_type())
     dense = weights.dense_from_numpy(np.asarray(array, dtype=dtype))
-    return DenseIntOrFPElementsAttr(attr.type, dense.data)
+    return DenseIntOrFPElementsAttr(value_type, dense.data)
 
 
 def _read_sidecar(attr: Attribute, module: ModuleOp, weights_dir: Path | None) -> dict:

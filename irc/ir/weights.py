@@ -23,6 +23,7 @@ See docs/weights.md for the reasoning.
 from __future__ import annotations
 
 import re
+import zipfile
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -88,13 +89,14 @@ def dtype_of(element_type: Attribute) -> np.dtype:
             raise ValueError(f"no numpy dtype for {element_type}")
 
 
-def element_type_of(dtype: np.dtype | type) -> Attribute:
+def element_type_of(dtype: np.dtype | type) -> IntegerType | AnyFloat:
     """The MLIR element type for a numpy dtype (signless integers for signed ones)."""
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return IntegerType(1)
     if dtype.kind == "f":
-        return {2: Float16Type(), 4: Float32Type(), 8: Float64Type()}[dtype.itemsize]
+        float_types: dict[int, AnyFloat] = {2: Float16Type(), 4: Float32Type(), 8: Float64Type()}
+        return float_types[dtype.itemsize]
     if dtype.kind == "i":
         return IntegerType(dtype.itemsize * 8)
     if dtype.kind == "u":
@@ -209,8 +211,15 @@ def blob_bytes(hex_blob: str) -> bytes:
 
 
 def save_sidecar(file: BinaryIO, blobs: dict[str, np.ndarray]) -> None:
-    """Write the blobs as a `.npz` sidecar (deterministic bytes for the same blobs)."""
-    np.savez(file, **{handle: np.asarray(array) for handle, array in blobs.items()})
+    """Write the blobs as a `.npz` sidecar (deterministic bytes for the same blobs).
+
+    The archive is the one `np.savez` writes, built here because `np.savez(file, **blobs)`
+    would take a blob named `file` or `allow_pickle` for its own parameter.
+    """
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for handle, array in blobs.items():
+            with archive.open(f"{handle}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(array))
 
 
 def load_sidecar(path: Path) -> dict[str, np.ndarray]:

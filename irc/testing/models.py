@@ -154,6 +154,23 @@ def _attribute(node: onnx.NodeProto, name: str, default: object) -> object:
     return default
 
 
+def _int_attribute(node: onnx.NodeProto, name: str, default: int) -> int:
+    value = _attribute(node, name, default)
+    if not isinstance(value, int):
+        raise ValueError(f"attribute '{name}' of {node.op_type} '{node.name}' is not an integer")
+    return value
+
+
+def _squeeze_axes(node: onnx.NodeProto, constants: dict[str, np.ndarray]) -> list[int] | None:
+    """The axes of a Squeeze or Unsqueeze: an attribute before opset 13, an input since."""
+    axes = _attribute(node, "axes", None)
+    if isinstance(axes, list):
+        return axes
+    if len(node.input) > 1 and node.input[1] in constants:
+        return constants[node.input[1]].tolist()
+    return None
+
+
 def _role_at(node: onnx.NodeProto, index: int, shape: tuple[int, ...]) -> tuple[Role, int] | None:
     """The role (and fan-in) of a tensor of `shape` used as input `index` of `node`."""
     size = math.prod(shape)
@@ -193,27 +210,23 @@ def _shape_after(
                 target[target.index(-1)] = math.prod(shape) // max(known, 1)
             return tuple(target)
         case "Flatten":
-            axis = int(_attribute(node, "axis", 1)) % (rank + 1)  # type: ignore[call-overload]
+            axis = _int_attribute(node, "axis", 1) % (rank + 1)
             return (math.prod(shape[:axis]), math.prod(shape[axis:]))
         case "Unsqueeze":
-            axes = _attribute(node, "axes", None)
-            if axes is None and len(node.input) > 1 and node.input[1] in constants:
-                axes = constants[node.input[1]].tolist()
+            axes = _squeeze_axes(node, constants)
             if axes is None:
                 return shape
-            new_rank = rank + len(axes)  # type: ignore[arg-type]
+            new_rank = rank + len(axes)
             result = list(shape)
-            for axis in sorted(a % new_rank for a in axes):  # type: ignore[union-attr]
+            for axis in sorted(a % new_rank for a in axes):
                 result.insert(axis, 1)
             return tuple(result)
         case "Squeeze":
-            axes = _attribute(node, "axes", None)
-            if axes is None and len(node.input) > 1 and node.input[1] in constants:
-                axes = constants[node.input[1]].tolist()
+            axes = _squeeze_axes(node, constants)
             dropped = (
                 {i for i, d in enumerate(shape) if d == 1}
                 if axes is None
-                else {a % rank for a in axes}  # type: ignore[union-attr]
+                else {a % rank for a in axes}
             )
             return tuple(d for i, d in enumerate(shape) if i not in dropped)
     return shape
@@ -550,7 +563,7 @@ def _normalizing_nodes(
         source = node.input[0]
         prefix = f"irc_calibration_{index}"
         reduced = [0, *range(2, ranks.get(source, 4))]
-        axes = {"axes": reduced} if opset < 18 else {}
+        axes = reduced if opset < 18 else None  # make_node leaves out None attributes
         axes_input = [] if opset < 18 else [f"{prefix}_axes"]
         if axes_input:
             # ReduceMean takes its axes as an attribute before opset 18, as an input since.
@@ -567,11 +580,13 @@ def _normalizing_nodes(
         )
         normalizing.attribute.extend(node.attribute)
         nodes += [
-            helper.make_node("ReduceMean", [source, *axes_input], [mean], keepdims=0, **axes),
-            helper.make_node("ReduceMean", [source, *axes_input], [kept_mean], keepdims=1, **axes),
+            helper.make_node("ReduceMean", [source, *axes_input], [mean], keepdims=0, axes=axes),
+            helper.make_node(
+                "ReduceMean", [source, *axes_input], [kept_mean], keepdims=1, axes=axes
+            ),
             helper.make_node("Sub", [source, kept_mean], [centered]),
             helper.make_node("Mul", [centered, centered], [squared]),
-            helper.make_node("ReduceMean", [squared, *axes_input], [var], keepdims=0, **axes),
+            helper.make_node("ReduceMean", [squared, *axes_input], [var], keepdims=0, axes=axes),
             normalizing,
         ]
         statistics.append(BatchNormStatistics(mean, var, node.input[3], node.input[4]))

@@ -188,7 +188,7 @@ def _long_options(parser: argparse.ArgumentParser) -> set[str]:
 def _normalize_argv(argv: list[str], long_options: set[str]) -> list[str]:
     """Accept mlir-opt's spellings: `-split-input-file` for `--split-input-file`,
     and a bare `--verify-each` (its value is only ever given with `=`)."""
-    normalized = []
+    normalized: list[str] = []
     for index, argument in enumerate(argv):
         if argument == "--":
             return normalized + argv[index:]

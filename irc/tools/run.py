@@ -14,6 +14,7 @@ output differs beyond `--rtol`/`--atol` (numpy's `allclose` rule).
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import time
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         with StagedOutputs() as staged:
             for name, array in outputs.items():
                 staged.stage(
-                    args.output_dir / _output_file_name(name), lambda f, a=array: np.save(f, a)
+                    args.output_dir / _output_file_name(name), functools.partial(np.save, arr=array)
                 )
         print(f"wrote {len(outputs)} output(s) to {args.output_dir}")
 

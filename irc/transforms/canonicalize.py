@@ -39,9 +39,12 @@ class CanonicalizationPatterns(RewritePattern):
     disabled: frozenset[str] = frozenset()
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        # Traits are filtered with isinstance, not op.get_traits_of_type: mypy rejects
+        # an abstract class as its argument.
         patterns = [
             pattern
-            for trait in op.get_traits_of_type(HasCanonicalizationPatternsTrait)
+            for trait in op.traits
+            if isinstance(trait, HasCanonicalizationPatternsTrait)
             for pattern in trait.get_patterns(type(op))
             if self.allows(type(pattern).__name__)
         ]

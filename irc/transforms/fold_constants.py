@@ -38,7 +38,7 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
 
 
 def _shape_result(op: nn.ShapeOp) -> np.ndarray:
-    shape = op.input.type.get_shape()  # type: ignore[union-attr]
+    shape = nn.tensor_type(op.input).get_shape()
     props = op.props()
     start, end = nn.shape_op_range(len(shape), props.int("start"), props.int("end"))
     return np.array(shape[start:end], dtype=np.int64)
@@ -55,7 +55,7 @@ class FoldConstantPattern(RewritePattern):
         if not isinstance(op, nn.NNOp) or isinstance(op, nn.ConstantOp):
             return
         if self.max_elements is not None and any(
-            math.prod(result.type.get_shape()) > self.max_elements  # type: ignore[union-attr]
+            math.prod(nn.tensor_type(result).get_shape()) > self.max_elements
             for result in op.results
         ):
             return
@@ -63,11 +63,12 @@ class FoldConstantPattern(RewritePattern):
             results: tuple[np.ndarray, ...] = (_shape_result(op),)
         else:
             operands = [constant_array(operand) for operand in op.operands]
-            if any(array is None for array in operands):
+            arrays = [array for array in operands if array is not None]
+            if len(arrays) != len(operands):
                 return
             from irc.interp import evaluate_op
 
-            results = evaluate_op(op, operands)  # type: ignore[arg-type]
+            results = evaluate_op(op, arrays)
         constants = [nn.ConstantOp.from_array(array, location=op.location) for array in results]
         rewriter.replace_op(op, constants, [constant.result for constant in constants])
 
