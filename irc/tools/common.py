@@ -101,6 +101,18 @@ def input_shape_argument(text: str) -> tuple[str, list[int]]:
         raise argparse.ArgumentTypeError(str(failure)) from None
 
 
+def add_input_shape_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the repeatable --input-shape NAME=1x3x224x224 option."""
+    parser.add_argument(
+        "--input-shape",
+        type=input_shape_argument,
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
+        help="a static shape for an ONNX graph input with symbolic dimensions (repeatable)",
+    )
+
+
 def collect_input_shapes(pairs: Iterable[tuple[str, list[int]]], tool: str) -> dict[str, list[int]]:
     """--input-shape values as a dict; one name with two different shapes is an error."""
     shapes: dict[str, list[int]] = {}

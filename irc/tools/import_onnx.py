@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from irc.tools.common import (
+    add_input_shape_argument,
     add_weights_arguments,
     collect_input_shapes,
-    input_shape_argument,
     report,
     weights_mode,
     write_stdout,
@@ -39,14 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", dest="output", default="-", metavar="OUT.mlir", help="output file (default: stdout)"
     )
-    parser.add_argument(
-        "--input-shape",
-        type=input_shape_argument,
-        action="append",
-        default=[],
-        metavar="NAME=1x3x224x224",
-        help="a static shape for a graph input with symbolic dimensions (repeatable)",
-    )
+    add_input_shape_argument(parser)
     add_weights_arguments(parser, "sidecar with -o FILE, else elide")
     parser.add_argument(
         "--mlir-print-debuginfo",

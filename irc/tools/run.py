@@ -25,7 +25,12 @@ import numpy as np
 
 from irc.diagnostics import IrcError
 from irc.fileio import StagedOutputs
-from irc.tools.common import collect_input_shapes, input_shape_argument, report, tool_error
+from irc.tools.common import (
+    add_input_shape_argument,
+    collect_input_shapes,
+    report,
+    tool_error,
+)
 
 TOOL = "irc-run"
 
@@ -46,14 +51,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--random-inputs", action="store_true", help="draw every input not given at random"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
-    parser.add_argument(
-        "--input-shape",
-        type=input_shape_argument,
-        action="append",
-        default=[],
-        metavar="NAME=1x3x224x224",
-        help="static shape for a dynamic ONNX input",
-    )
+    add_input_shape_argument(parser)
     parser.add_argument("--entry", default="main", help="function to run (default main)")
     parser.add_argument("--output-dir", type=Path, help="write each output as NAME.npy here")
     parser.add_argument(
