@@ -52,8 +52,10 @@ from xdsl.irdl import (
     AttrConstraint,
     EqAttrConstraint,
     IRDLOperation,
+    ParametrizedAttribute,
     VerificationContext,
     base,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -64,7 +66,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
@@ -142,6 +144,42 @@ def tensor_type(value: SSAValue) -> TensorType:
     if not isinstance(value.type, TensorType):
         raise fail(f"expected a ranked tensor value, got {value.type}")
     return value.type
+
+
+LAYOUTS = ("nchw", "nhwc")
+"""Data layouts of spatial ops: channels first (ONNX's), or channels last (`nhwc`
+stands for every rank: N, spatial axes..., C)."""
+
+
+def channels_last_perm(rank: int) -> list[int]:
+    """The permutation that takes a channels-first tensor to channels-last."""
+    return [0, *range(2, rank), 1]
+
+
+def channels_first_perm(rank: int) -> list[int]:
+    """The permutation that takes a channels-last tensor to channels-first."""
+    return [0, rank - 1, *range(1, rank - 1)]
+
+
+def to_channels_last(value_type: TensorType) -> TensorType:
+    """The channels-last form of a channels-first tensor type."""
+    shape = value_type.get_shape()
+    return TensorType(
+        value_type.get_element_type(), [shape[p] for p in channels_last_perm(len(shape))]
+    )
+
+
+def to_channels_first(value_type: TensorType) -> TensorType:
+    """The channels-first form of a channels-last tensor type."""
+    shape = value_type.get_shape()
+    return TensorType(
+        value_type.get_element_type(), [shape[p] for p in channels_first_perm(len(shape))]
+    )
+
+
+def layout_prop():
+    """The `layout` property of spatial ops: "nchw" (default) or "nhwc"."""
+    return str_prop("nchw")
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -280,6 +318,10 @@ class NNOp(IRDLOperation):
     traits = traits_def(Pure(), NNCanonicalization())
 
     FLOAT_ONLY: ClassVar[bool] = False
+
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = ()
+    """For ops with a `layout` property: the operands whose channel axis moves to the
+    end in the channels-last layout (the results always move with them)."""
     """If set, the first operand must have a floating-point element type."""
 
     @classmethod
@@ -290,6 +332,21 @@ class NNOp(IRDLOperation):
 
     def check(self, props: Props) -> None:
         """Op-specific checks beyond `infer`; raise `fail(...)` on error."""
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[TensorType], props: Props
+    ) -> list[TensorType] | None:
+        """`infer`, seen through the op's layout: for a channels-last (`nhwc`) op the
+        layout operands are viewed channels-first, inferred, and the results moved back."""
+        if not cls.LAYOUT_OPERANDS or props.str("layout") != "nhwc":
+            return cls.infer(operand_types, props)
+        channels_first = [
+            to_channels_first(t) if index in cls.LAYOUT_OPERANDS else t
+            for index, t in enumerate(operand_types)
+        ]
+        inferred = cls.infer(channels_first, props)
+        return None if inferred is None else [to_channels_last(t) for t in inferred]
 
     # ---- verification ----------------------------------------------------------------
 
@@ -307,8 +364,10 @@ class NNOp(IRDLOperation):
             if not _is_float(element_type):
                 raise fail(f"'{self.name}' expects a floating-point input, got {element_type}")
         props = self.props()
+        if self.LAYOUT_OPERANDS and props.str("layout") not in LAYOUTS:
+            raise fail(f'\'layout\' must be "nchw" or "nhwc"; got "{props.str("layout")}"')
         operand_types = [tensor_type(operand) for operand in self.operands]
-        inferred = type(self).infer(operand_types, props)
+        inferred = type(self).infer_types(operand_types, props)
         if inferred is not None:
             actual = [result.type for result in self.results]
             if list(inferred) != actual:
@@ -336,7 +395,7 @@ class NNOp(IRDLOperation):
         values = [SSAValue.get(operand) for operand in operands]
         props = {name: value for name, value in (properties or {}).items() if value is not None}
         if result_types is None:
-            inferred = cls.infer([tensor_type(value) for value in values], Props(cls, props))
+            inferred = cls.infer_types([tensor_type(value) for value in values], Props(cls, props))
             if inferred is None:
                 raise ValueError(f"{cls.name} needs explicit result types")
             result_types = inferred
@@ -443,9 +502,15 @@ class NNOp(IRDLOperation):
         attributes: dict[str, Attribute] = {}
         for name, value in entries.items():
             definition = definitions.get(name)
-            if definition is None:
-                attributes[name] = value
+            if definition is None and "." in name:
+                attributes[name] = value  # a discardable attribute of some dialect
                 continue
+            if definition is None:
+                known = ", ".join(sorted(definitions)) or "none"
+                parser.raise_error(
+                    f"'{cls.name}' has no property '{name}' (its properties: {known})",
+                    entries_at,
+                )
             coerced = _coerce(value, definition.constr)
             if coerced is None:
                 parser.raise_error(
@@ -503,6 +568,101 @@ def _coerce(value: Attribute, constraint: AttrConstraint) -> Attribute | None:
             continue
         return candidate
     return None
+
+
+# --------------------------------------------------------------------------------------
+# Fused activations
+
+ACTIVATIONS: dict[str, tuple[str, ...]] = {
+    "relu": (),
+    "clip": ("min", "max"),
+    "leaky_relu": ("alpha",),
+    "hard_swish": (),
+    "sigmoid": (),
+}
+"""Activations that can be fused into the op producing their input, with the names of
+their parameters (`clip` with min 0 and max 6 is ReLU6)."""
+
+
+@irdl_attr_definition
+class ActivationAttr(ParametrizedAttribute):
+    """An activation applied to an op's result, fused into the op.
+
+    #nn.activation<relu>
+    #nn.activation<clip min = 0.0, max = 6.0>
+    #nn.activation<leaky_relu alpha = 0.1>
+    """
+
+    name = "nn.activation"
+    kind: StringAttr
+    values: ArrayAttr[FloatAttr]
+
+    @staticmethod
+    def make(kind: str, **parameters: float) -> ActivationAttr:
+        """The activation `kind` with its parameters by name."""
+        names = ACTIVATIONS.get(kind, tuple(parameters))
+        return ActivationAttr(
+            StringAttr(kind), ArrayAttr([FloatAttr(float(parameters[n]), f32) for n in names])
+        )
+
+    def named_values(self) -> dict[str, float]:
+        """The parameters by name, e.g. {"min": 0.0, "max": 6.0} for a clip."""
+        names = ACTIVATIONS[self.kind.data]
+        return {name: value.value.data for name, value in zip(names, self.values.data, strict=True)}
+
+    def verify(self) -> None:
+        kind = self.kind.data
+        if kind not in ACTIVATIONS:
+            raise VerifyException(
+                f"unknown activation '{kind}'; expected one of {', '.join(ACTIVATIONS)}"
+            )
+        if len(self.values.data) != len(ACTIVATIONS[kind]):
+            raise VerifyException(
+                f"activation '{kind}' takes {len(ACTIVATIONS[kind])} parameter(s) "
+                f"({', '.join(ACTIVATIONS[kind]) or 'none'}), got {len(self.values.data)}"
+            )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + self.kind.data)
+        names = ACTIVATIONS.get(self.kind.data, ())
+        entries = [
+            f"{name} = {_format_float(value.value.data)}"
+            for name, value in zip(names, self.values.data)
+        ]
+        if entries:
+            printer.print_string(" " + ", ".join(entries))
+        printer.print_string(">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            at = parser.pos
+            kind = parser.parse_identifier(context_msg=" for the activation kind")
+            if kind not in ACTIVATIONS:
+                parser.raise_error(
+                    f"unknown activation '{kind}'; expected one of {', '.join(ACTIVATIONS)}", at
+                )
+            given: dict[str, float] = {}
+
+            def parse_entry() -> None:
+                name_at = parser.pos
+                name = parser.parse_identifier(context_msg=" for an activation parameter")
+                if name not in ACTIVATIONS[kind]:
+                    parser.raise_error(f"activation '{kind}' has no parameter '{name}'", name_at)
+                parser.parse_punctuation("=")
+                given[name] = parser.parse_float()
+
+            if ACTIVATIONS[kind]:
+                parser.parse_comma_separated_list(parser.Delimiter.NONE, parse_entry)
+            missing = [name for name in ACTIVATIONS[kind] if name not in given]
+            if missing:
+                parser.raise_error(f"activation '{kind}' needs {', '.join(missing)}")
+        return (StringAttr(kind), ArrayAttr([FloatAttr(given[n], f32) for n in ACTIVATIONS[kind]]))
+
+
+def activation_prop() -> ActivationAttr | None:
+    """The optional `activation` property of ops that can absorb an activation."""
+    return opt_prop_def(ActivationAttr)
 
 
 # --------------------------------------------------------------------------------------
@@ -843,9 +1003,10 @@ class VariadicOp(BroadcastOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
-    """lhs + rhs."""
+    """lhs + rhs, then an optional fused activation."""
 
     name = "nn.add"
+    activation = activation_prop()
 
 
 @irdl_op_definition
@@ -1044,6 +1205,9 @@ class ConvOp(NNOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
+    activation = activation_prop()
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0, 1)
     strides = ints_prop()
     pads = ints_prop()
     dilations = ints_prop()
@@ -1090,6 +1254,9 @@ class ConvTransposeOp(NNOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
+    activation = activation_prop()
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0, 1)
     strides = ints_prop()
     pads = ints_prop()
     dilations = ints_prop()
@@ -1140,6 +1307,7 @@ class GemmOp(NNOp):
     rhs = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
+    activation = activation_prop()
     alpha = float_prop(1.0)
     beta = float_prop(1.0)
     trans_a = bool_prop(False)
@@ -1174,6 +1342,7 @@ class MatMulOp(NNOp):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
+    activation = activation_prop()
 
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
@@ -1214,6 +1383,8 @@ class BatchNormOp(NNOp):
     mean = operand_def(TensorType)
     var = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
     epsilon = float_prop(1e-5)
 
     @classmethod
@@ -1239,6 +1410,8 @@ class InstanceNormOp(NNOp):
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
     epsilon = float_prop(1e-5)
 
     @classmethod
@@ -1286,6 +1459,8 @@ class LRNOp(NNOp):
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
     size = prop_def(IntegerAttr.constr(type=I64))
     alpha = float_prop(1e-4)
     beta = float_prop(0.75)
@@ -1308,6 +1483,8 @@ class PoolOp(NNOp):
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
 
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
@@ -1361,6 +1538,8 @@ class GlobalPoolOp(NNOp):
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
 
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
@@ -1804,6 +1983,8 @@ class DepthToSpaceOp(NNOp):
     name = "nn.depth_to_space"
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
     blocksize = prop_def(IntegerAttr.constr(type=I64))
     mode = str_prop("DCR")
 
@@ -1968,5 +2149,5 @@ NN = Dialect(
         TileOp,
         ShapeOp,
     ],
-    [],
+    [ActivationAttr],
 )

@@ -289,7 +289,7 @@ def max_pool(x: np.ndarray, op: nn.MaxPoolOp) -> np.ndarray:
     """ONNX MaxPool (no indices) with dilations and ceil_mode; padding never wins."""
     kernel = op.props().ints("kernel_shape") or []
     strides, pads, dilations = _spatial_params(op, kernel)
-    out_sizes = result_shape(op.result)[2:]
+    out_sizes = channels_first_result_shape(op)[2:]
     padded = _pad_for_windows(x, kernel, strides, pads, dilations, out_sizes, -np.inf)
     result: np.ndarray | None = None
     for _, view in _window_views(padded, kernel, strides, dilations, out_sizes):
@@ -303,7 +303,7 @@ def average_pool(x: np.ndarray, op: nn.AveragePoolOp) -> np.ndarray:
     props = op.props()
     kernel = props.ints("kernel_shape") or []
     strides, pads, dilations = _spatial_params(op, kernel)
-    out_sizes = result_shape(op.result)[2:]
+    out_sizes = channels_first_result_shape(op)[2:]
     padded = _pad_for_windows(x, kernel, strides, pads, dilations, out_sizes, 0.0)
     total = np.zeros((*x.shape[:2], *out_sizes), np.float64)
     for _, view in _window_views(padded, kernel, strides, dilations, out_sizes):
@@ -541,6 +541,95 @@ def _softmax_parts(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
 # The interpreter functions
 
 
+# --------------------------------------------------------------------------------------
+# Activations: the standalone ops and the ones fused into a producer share these, so a
+# fused op computes bit for bit what the unfused pair computed.
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """max(x, 0)."""
+    return np.maximum(x, 0)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), computed in float64 and rounded once."""
+    return (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype)
+
+
+def hard_swish(x: np.ndarray) -> np.ndarray:
+    """x * clip(x / 6 + 1/2, 0, 1)."""
+    return x * np.clip(x / 6 + 0.5, 0, 1)
+
+
+def leaky_relu(x: np.ndarray, alpha: float) -> np.ndarray:
+    """x if x >= 0 else alpha * x."""
+    return np.where(x >= 0, x, x * alpha)
+
+
+def clip(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
+    """min(max(x, low), high), either bound optional."""
+    if low is not None:
+        x = np.maximum(x, low)
+    if high is not None:
+        x = np.minimum(x, high)
+    return x
+
+
+ACTIVATION_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "relu": relu,
+    "clip": lambda x, min, max: clip(x, min, max),
+    "leaky_relu": leaky_relu,
+    "hard_swish": hard_swish,
+    "sigmoid": sigmoid,
+}
+"""The function of each `#nn.activation` kind, called with its named parameters."""
+
+
+def activate(x: np.ndarray, op: nn.NNOp) -> np.ndarray:
+    """Apply the op's fused activation (its `activation` property), if it has one."""
+    activation = op.properties.get("activation")
+    if activation is None:
+        return x
+    assert isinstance(activation, nn.ActivationAttr)
+    return ACTIVATION_FUNCTIONS[activation.kind.data](x, **activation.named_values())
+
+
+def channels_last_aware(implementation: Callable[..., PythonValues]) -> Callable[..., PythonValues]:
+    """Let a channels-first implementation run ops whose `layout` is "nhwc".
+
+    The op's layout operands are moved channels-first, the implementation runs, and its
+    results are moved back; the op's properties (spatial strides, pads, ...) mean the
+    same in both layouts.
+    """
+
+    @functools.wraps(implementation)
+    def run(
+        self: NNFunctions, interpreter: Interpreter, op: nn.NNOp, args: PythonValues
+    ) -> PythonValues:
+        if op.props().str("layout") != "nhwc":
+            return implementation(self, interpreter, op, args)
+        moved = tuple(
+            np.transpose(arg, nn.channels_first_perm(arg.ndim))
+            if index in op.LAYOUT_OPERANDS
+            else arg
+            for index, arg in enumerate(args)
+        )
+        results = implementation(self, interpreter, op, moved)
+        return tuple(
+            np.ascontiguousarray(np.transpose(r, nn.channels_last_perm(r.ndim))) for r in results
+        )
+
+    return run
+
+
+def channels_first_result_shape(op: nn.NNOp) -> tuple[int, ...]:
+    """The shape of the op's result, seen channels-first whatever the op's layout."""
+    shape = result_shape(op.results[0])
+    if op.props().str("layout") == "nhwc":
+        return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+    return shape
+
+
 def _elementwise(function: Callable[..., np.ndarray]):
     """An implementation whose single result is `function` of the operands."""
 
@@ -578,11 +667,9 @@ class NNFunctions(InterpreterFunctions):
 
     # ---- elementwise unary -------------------------------------------------------------
 
-    run_relu = impl(nn.ReluOp)(_elementwise(lambda x: np.maximum(x, 0)))
-    run_sigmoid = impl(nn.SigmoidOp)(
-        _elementwise(lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype))
-    )
-    run_hard_swish = impl(nn.HardSwishOp)(_elementwise(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)))
+    run_relu = impl(nn.ReluOp)(_elementwise(relu))
+    run_sigmoid = impl(nn.SigmoidOp)(_elementwise(sigmoid))
+    run_hard_swish = impl(nn.HardSwishOp)(_elementwise(hard_swish))
     run_tanh = impl(nn.TanhOp)(_elementwise(np.tanh))
     run_softplus = impl(nn.SoftplusOp)(_elementwise(lambda x: np.logaddexp(x, 0)))
     run_softsign = impl(nn.SoftsignOp)(_elementwise(lambda x: x / (1 + np.abs(x))))
@@ -602,8 +689,7 @@ class NNFunctions(InterpreterFunctions):
     def run_leaky_relu(
         self, interpreter: Interpreter, op: nn.LeakyReluOp, args: PythonValues
     ) -> PythonValues:
-        x, alpha = args[0], op.props().float("alpha")
-        return (np.where(x >= 0, x, x * alpha),)
+        return (leaky_relu(args[0], op.props().float("alpha") or 0.0),)
 
     @impl(nn.EluOp)
     def run_elu(self, interpreter: Interpreter, op: nn.EluOp, args: PythonValues) -> PythonValues:
@@ -618,13 +704,7 @@ class NNFunctions(InterpreterFunctions):
     @impl(nn.ClipOp)
     def run_clip(self, interpreter: Interpreter, op: nn.ClipOp, args: PythonValues) -> PythonValues:
         props = op.props()
-        low, high = props.float("min"), props.float("max")
-        x = args[0]
-        if low is not None:
-            x = np.maximum(x, low)
-        if high is not None:
-            x = np.minimum(x, high)
-        return (x,)
+        return (clip(args[0], props.float("min"), props.float("max")),)
 
     @impl(nn.HardSigmoidOp)
     def run_hard_sigmoid(
@@ -649,7 +729,10 @@ class NNFunctions(InterpreterFunctions):
 
     # ---- elementwise binary and variadic ---------------------------------------------
 
-    run_add = impl(nn.AddOp)(_elementwise(np.add))
+    @impl(nn.AddOp)
+    def run_add(self, interpreter: Interpreter, op: nn.AddOp, args: PythonValues) -> PythonValues:
+        return (activate(np.add(*args), op),)
+
     run_sub = impl(nn.SubOp)(_elementwise(np.subtract))
     run_mul = impl(nn.MulOp)(_elementwise(np.multiply))
     run_div = impl(nn.DivOp)(_elementwise(_divide))
@@ -679,15 +762,18 @@ class NNFunctions(InterpreterFunctions):
     # ---- convolution and matrix products ---------------------------------------------
 
     @impl(nn.ConvOp)
+    @channels_last_aware
     def run_conv(self, interpreter: Interpreter, op: nn.ConvOp, args: PythonValues) -> PythonValues:
         x, weight = args[0], args[1]
         strides, pads, dilations = _spatial_params(op, weight.shape[2:])
         bias = args[2] if len(args) > 2 else None
         group = op.props().int("group") or 1
-        out_sizes = result_shape(op.result)[2:]
-        return (conv(x, weight, bias, strides, pads, dilations, group, out_sizes),)
+        out_sizes = channels_first_result_shape(op)[2:]
+        result = conv(x, weight, bias, strides, pads, dilations, group, out_sizes)
+        return (activate(result, op),)
 
     @impl(nn.ConvTransposeOp)
+    @channels_last_aware
     def run_conv_transpose(
         self, interpreter: Interpreter, op: nn.ConvTransposeOp, args: PythonValues
     ) -> PythonValues:
@@ -695,8 +781,9 @@ class NNFunctions(InterpreterFunctions):
         strides, pads, dilations = _spatial_params(op, weight.shape[2:])
         bias = args[2] if len(args) > 2 else None
         group = op.props().int("group") or 1
-        out_sizes = result_shape(op.result)[2:]
-        return (conv_transpose(x, weight, bias, strides, pads, dilations, group, out_sizes),)
+        out_sizes = channels_first_result_shape(op)[2:]
+        result = conv_transpose(x, weight, bias, strides, pads, dilations, group, out_sizes)
+        return (activate(result, op),)
 
     @impl(nn.GemmOp)
     def run_gemm(self, interpreter: Interpreter, op: nn.GemmOp, args: PythonValues) -> PythonValues:
@@ -709,7 +796,7 @@ class NNFunctions(InterpreterFunctions):
         result = props.float("alpha") * (lhs @ rhs)
         if len(args) > 2:
             result = result + props.float("beta") * args[2].astype(ACCUMULATION_DTYPE)
-        return (result.astype(args[0].dtype),)
+        return (activate(result.astype(args[0].dtype), op),)
 
     @impl(nn.MatMulOp)
     def run_matmul(
@@ -717,13 +804,14 @@ class NNFunctions(InterpreterFunctions):
     ) -> PythonValues:
         lhs, rhs = args
         if lhs.dtype.kind != "f":
-            return (np.matmul(lhs, rhs),)
+            return (activate(np.matmul(lhs, rhs), op),)
         product = np.matmul(lhs.astype(ACCUMULATION_DTYPE), rhs.astype(ACCUMULATION_DTYPE))
-        return (product.astype(lhs.dtype),)
+        return (activate(product.astype(lhs.dtype), op),)
 
     # ---- normalization -------------------------------------------------------------------
 
     @impl(nn.BatchNormOp)
+    @channels_last_aware
     def run_batch_norm(
         self, interpreter: Interpreter, op: nn.BatchNormOp, args: PythonValues
     ) -> PythonValues:
@@ -736,6 +824,7 @@ class NNFunctions(InterpreterFunctions):
         return (result.astype(x.dtype),)
 
     @impl(nn.InstanceNormOp)
+    @channels_last_aware
     def run_instance_norm(
         self, interpreter: Interpreter, op: nn.InstanceNormOp, args: PythonValues
     ) -> PythonValues:
@@ -760,6 +849,7 @@ class NNFunctions(InterpreterFunctions):
         return (_normalize(x, tuple(range(axis, x.ndim)), epsilon, scale, bias),)
 
     @impl(nn.LRNOp)
+    @channels_last_aware
     def run_lrn(self, interpreter: Interpreter, op: nn.LRNOp, args: PythonValues) -> PythonValues:
         props = op.props()
         size = props.int("size") or 1
@@ -769,18 +859,21 @@ class NNFunctions(InterpreterFunctions):
     # ---- pooling ---------------------------------------------------------------------------
 
     @impl(nn.MaxPoolOp)
+    @channels_last_aware
     def run_max_pool(
         self, interpreter: Interpreter, op: nn.MaxPoolOp, args: PythonValues
     ) -> PythonValues:
         return (max_pool(args[0], op),)
 
     @impl(nn.AveragePoolOp)
+    @channels_last_aware
     def run_average_pool(
         self, interpreter: Interpreter, op: nn.AveragePoolOp, args: PythonValues
     ) -> PythonValues:
         return (average_pool(args[0], op),)
 
     @impl(nn.GlobalAveragePoolOp)
+    @channels_last_aware
     def run_global_average_pool(
         self, interpreter: Interpreter, op: nn.GlobalAveragePoolOp, args: PythonValues
     ) -> PythonValues:
@@ -789,6 +882,7 @@ class NNFunctions(InterpreterFunctions):
         return (x.mean(axis=axes, keepdims=True, dtype=np.float64).astype(x.dtype),)
 
     @impl(nn.GlobalMaxPoolOp)
+    @channels_last_aware
     def run_global_max_pool(
         self, interpreter: Interpreter, op: nn.GlobalMaxPoolOp, args: PythonValues
     ) -> PythonValues:
@@ -951,6 +1045,7 @@ class NNFunctions(InterpreterFunctions):
         return (resize(args[0], op),)
 
     @impl(nn.DepthToSpaceOp)
+    @channels_last_aware
     def run_depth_to_space(
         self, interpreter: Interpreter, op: nn.DepthToSpaceOp, args: PythonValues
     ) -> PythonValues:

@@ -958,3 +958,36 @@ func.func @shape_result(%x: tensor<3x2xf32>) {
   %y = nn.shape %x : (tensor<3x2xf32>) -> tensor<2xi32>
   func.return
 }
+
+// -----
+
+func.func @unknown_layout(%x: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{'layout' must be "nchw" or "nhwc"; got "nwhc"}}
+  %y = nn.max_pool %x {kernel_shape = [2, 2], layout = "nwhc"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @channels_last_shapes(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // The result of a channels-last conv is channels-last too.
+  // expected-error @+1 {{result type tensor<1x4x6x6xf32> does not match the inferred type tensor<1x6x6x4xf32>}}
+  %y = nn.conv %x, %w {layout = "nhwc"} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @activation_on_an_op_without_it(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'nn.sub' has no property 'activation' (its properties: none)}}
+  %y = nn.sub %x, %x {activation = #nn.activation<relu>} : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @misspelt_property(%x: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{'nn.max_pool' has no property 'stride' (its properties: ceil_mode, dilations, kernel_shape, layout, pads, strides)}}
+  %y = nn.max_pool %x {kernel_shape = [2, 2], stride = [1, 1]} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}

@@ -398,3 +398,25 @@ func.func @generic_form(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (te
   // CHECK-NEXT: func.return %leaky, %pool
   "func.return"(%leaky, %pool) : (tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>) -> ()
 }
+
+// Channels-last ops (`layout = "nhwc"`: N, spatial axes..., C; conv weights O, k..., I)
+// and activations fused into their producer.
+// CHECK-LABEL: func.func @layouts_and_activations
+func.func @layouts_and_activations(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %m: tensor<2x3xf32>, %n: tensor<3x2xf32>) -> (tensor<1x4x4x4xf32>, tensor<2x2xf32>) {
+  // CHECK-NEXT: %conv = nn.conv %x, %w {activation = #nn.activation<clip min = 0.0, max = 6.0>, layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x8x8x4xf32>
+  %conv = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], activation = #nn.activation<clip min = 0.0, max = 6.0>} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x8x8x4xf32>
+  // CHECK-NEXT: %pool = nn.max_pool %conv {kernel_shape = [2, 2], layout = "nhwc", strides = [2, 2]} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %pool = nn.max_pool %conv {kernel_shape = [2, 2], strides = [2, 2], layout = "nhwc"} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK-NEXT: %nchw = nn.global_average_pool %pool : (tensor<1x4x4x4xf32>) -> tensor<1x4x1x1xf32>
+  %nchw = nn.global_average_pool %pool {layout = "nchw"} : (tensor<1x4x4x4xf32>) -> tensor<1x4x1x1xf32>
+  // CHECK-NEXT: %mm = nn.matmul %m, %n {activation = #nn.activation<leaky_relu alpha = 0.1>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %mm = nn.matmul %m, %n {activation = #nn.activation<leaky_relu alpha = 0.1>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  // CHECK-NEXT: %gemm = nn.gemm %m, %n {activation = #nn.activation<sigmoid>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %gemm = nn.gemm %m, %n {activation = #nn.activation<sigmoid>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  // CHECK-NEXT: %sum = nn.add %mm, %gemm {activation = #nn.activation<relu>} : tensor<2x2xf32>
+  %sum = nn.add %mm, %gemm {activation = #nn.activation<relu>} : tensor<2x2xf32>
+  // CHECK-NEXT: %hs = nn.add %sum, %sum {activation = #nn.activation<hard_swish>} : tensor<2x2xf32>
+  %hs = nn.add %sum, %sum {activation = #nn.activation<hard_swish>} : tensor<2x2xf32>
+  // CHECK-NEXT: func.return %pool, %hs
+  func.return %pool, %hs : tensor<1x4x4x4xf32>, tensor<2x2xf32>
+}
