@@ -298,9 +298,10 @@ class NNCanonicalization(HasCanonicalizationPatternsTrait):
     """
 
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from irc.transforms.canonicalize_nn import patterns_for
         from irc.transforms.fold_constants import FoldConstantPattern
 
-        return (FoldConstantPattern(),)
+        return (FoldConstantPattern(), *patterns_for(op))
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
