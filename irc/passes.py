@@ -43,10 +43,16 @@ if TYPE_CHECKING:
     from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
+    "cancel-transposes": ("irc.transforms.cancel_transposes", "CancelTransposesPass"),
     "canonicalize": ("irc.transforms.canonicalize", "CanonicalizePass"),
+    "convert-layout": ("irc.transforms.convert_layout", "ConvertLayoutPass"),
     "cse": ("irc.transforms.cse", "CSEPass"),
     "dce": ("irc.transforms.dce", "DCEPass"),
+    "fold-batchnorm": ("irc.transforms.fold_batchnorm", "FoldBatchNormPass"),
     "fold-constants": ("irc.transforms.fold_constants", "FoldConstantsPass"),
+    "fuse-activation": ("irc.transforms.fuse_activation", "FuseActivationPass"),
+    "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
+    "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
 }
 """Every pass: its pipeline name -> (module, class name). Keep it sorted by name."""
 
@@ -181,7 +187,9 @@ def pass_reference_markdown() -> str:
             lines += ["| option | type | default | description |", "|---|---|---|---|"]
             for opt in info.options:
                 default = {None: "(required)", "": "(empty)"}.get(opt.default, f"`{opt.default}`")
-                lines.append(f"| `{opt.name}` | `{opt.type_name}` | {default} | {opt.help} |")
+                cells = (f"`{opt.name}`", f"`{opt.type_name}`", default, opt.help)
+                # A `|` inside a cell (as in `nhwc|nchw`) would split it.
+                lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

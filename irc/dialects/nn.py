@@ -512,7 +512,7 @@ class NNOp(IRDLOperation):
                     f"'{cls.name}' has no property '{name}' (its properties: {known})",
                     entries_at,
                 )
-            coerced = _coerce(value, definition.constr)
+            coerced = coerce_property(value, definition.constr)
             if coerced is None:
                 parser.raise_error(
                     f"invalid value {value} for property '{name}' of '{cls.name}'", entries_at
@@ -540,7 +540,7 @@ def _print_value(printer: Printer, value: Attribute) -> None:
             printer.print_attribute(value)
 
 
-def _coerce(value: Attribute, constraint: AttrConstraint) -> Attribute | None:
+def coerce_property(value: Attribute, constraint: AttrConstraint) -> Attribute | None:
     """Convert a parsed plain value to the form a property's constraint accepts."""
     candidates: list[Attribute] = [value]
     match value:

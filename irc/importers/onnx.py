@@ -349,6 +349,9 @@ class _GraphImporter:
             arg_attrs=ArrayAttr([_name_dict(name) for name, _ in arguments]),
             res_attrs=ArrayAttr([_name_dict(name) for name, _ in results]),
         )
+        # Named after the ONNX graph, so that diagnostics about the whole function
+        # (a pass's remarks) say which model they are about.
+        function.location = NameLoc(StringAttr(self.graph.name or "main"), UnknownLoc())
         return ModuleOp([function])
 
     def _default_opset(self) -> int:

@@ -4,11 +4,18 @@
     irc-opt model.mlir -p canonicalize,cse
     irc-opt --list-passes
     irc-opt tests.mlir --split-input-file --verify-diagnostics
+    irc-opt model.mlir -p graph-opt --verify-each-numerics --numerics-seed 1
 
 The flags have mlir-opt's names and behaviour (single-dash spellings such as
 `-split-input-file` are accepted too). Errors in the input or the pipeline are
 printed as `file:line:col: error: message` with exit status 1; a traceback means a
 bug in irc. Output files are written only when everything succeeded.
+
+`--verify-each-numerics` checks with `irc.numerics.NumericsChecker` that every pass
+keeps the outputs of `@main` on seeded random inputs, and fails naming the pass and the
+first value that changed. A pass that is a named pipeline (it has a `pipeline()`
+method, as `graph-opt` has) is run pass by pass, so that printing, timing and both
+kinds of verification see each of its passes.
 
 Start-up is kept fast: nothing beyond argparse is imported until a flag needs it,
 and a pipeline imports only the passes it names.
@@ -32,9 +39,11 @@ if TYPE_CHECKING:
 
     from irc.diagnostics import Diagnostic, IrcError, Location
     from irc.ir.io import PrintOptions
+    from irc.numerics import NumericsChecker
 
 from irc.tools.common import (
     add_weights_arguments,
+    non_negative,
     report,
     tool_error,
     weights_mode,
@@ -66,6 +75,16 @@ def _parse_bool(text: str) -> bool:
     if text.lower() in ("false", "0", "off", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got '{text}'")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,6 +132,39 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         metavar="BOOL",
         help="verify the IR after each pass (default: true; --verify-each=false to skip)",
+    )
+
+    numerics = parser.add_argument_group(
+        "numerics",
+        "run the interpreter on seeded random inputs before the first pass and after every "
+        "pass, and fail naming the pass and the first value that differs",
+    )
+    numerics.add_argument(
+        "--verify-each-numerics",
+        action="store_true",
+        help="check that every pass keeps the outputs of the entry function (@main, or the "
+        "only function) within tolerance (needs the weights: not with elided constants)",
+    )
+    numerics.add_argument(
+        "--numerics-seed",
+        type=non_negative,
+        default=0,
+        metavar="N",
+        help="seed of the random inputs (default: 0)",
+    )
+    numerics.add_argument(
+        "--numerics-rtol",
+        type=_tolerance,
+        default=1e-4,
+        metavar="X",
+        help="relative tolerance (default: 1e-4)",
+    )
+    numerics.add_argument(
+        "--numerics-atol",
+        type=_tolerance,
+        default=1e-5,
+        metavar="X",
+        help="absolute tolerance (default: 1e-5)",
     )
 
     testing = parser.add_argument_group("testing")
@@ -281,6 +333,35 @@ class _Timings:
 # The driver
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One pass that the driver runs, with the named pipeline it belongs to, if any.
+
+    A pass that is a named pipeline (it has a `pipeline()` method returning its
+    passes, as `graph-opt` does) is run pass by pass, as mlir-opt runs a registered
+    pass pipeline: printing, timing and verification (--verify-each,
+    --verify-each-numerics) then apply to each of its passes, and a failure names
+    the pass inside the pipeline.
+    """
+
+    pass_: ModulePass
+    within: str | None = None
+    """The name of the named pipeline this pass was expanded from."""
+
+    def describe(self) -> str:
+        """`'name'`, or `'name' (in 'pipeline')` for a pass of a named pipeline."""
+        inside = f" (in '{self.within}')" if self.within else ""
+        return f"'{self.pass_.name}'{inside}"
+
+
+def _expand(pass_: ModulePass, within: str | None = None) -> list[_Step]:
+    """The steps that run `pass_`: itself, or the passes of a named pipeline."""
+    sub_passes = getattr(pass_, "pipeline", None)
+    if not callable(sub_passes):
+        return [_Step(pass_, within)]
+    return [step for sub_pass in sub_passes() for step in _expand(sub_pass, pass_.name)]
+
+
 @dataclass
 class _ChunkResult:
     """What processing one chunk of the input produced."""
@@ -312,7 +393,7 @@ class _Driver:
         )
         self.ctx = make_context(allow_unregistered_dialect=args.allow_unregistered_dialect)
 
-    def _parse_pipeline(self) -> list[ModulePass]:
+    def _parse_pipeline(self) -> list[_Step]:
         if self.args.pass_pipeline is not None and self.args.passes is not None:
             raise _tool_error(
                 "--pass-pipeline and -p cannot be used together",
@@ -324,8 +405,10 @@ class _Driver:
 
         with self.timings.measure("Pipeline parsing"):
             if self.args.pass_pipeline is not None:
-                return parse_pipeline(self.args.pass_pipeline, require_anchor=True)
-            return parse_pipeline(self.args.passes)
+                passes = parse_pipeline(self.args.pass_pipeline, require_anchor=True)
+            else:
+                passes = parse_pipeline(self.args.passes)
+            return [step for pass_ in passes for step in _expand(pass_)]
 
     def _output_print_options(self) -> PrintOptions:
         from irc.ir.io import PrintOptions
@@ -383,8 +466,9 @@ class _Driver:
             try:
                 module = self._parse(text)
                 self._verify(module, after=None)
-                for position, pass_ in enumerate(self.pipeline):
-                    self._run_pass(position, pass_, module)
+                numerics = self._start_numerics(module)
+                for position, step in enumerate(self.pipeline):
+                    self._run_pass(position, step, module, numerics)
             except IrcError as failure:
                 diagnostics.extend(failure.diagnostics)
                 module = None
@@ -405,7 +489,21 @@ class _Driver:
         with self.timings.measure("Parser"):
             return parse_module(text, self.ctx, self.filename, weights_dir=weights_dir)
 
-    def _verify(self, module: ModuleOp, after: ModulePass | None) -> None:
+    def _start_numerics(self, module: ModuleOp) -> NumericsChecker | None:
+        """With --verify-each-numerics: run the input IR as the reference of the checks."""
+        if not self.args.verify_each_numerics:
+            return None
+        from irc.numerics import NumericsChecker
+
+        with self.timings.measure("Numerics verification"):
+            return NumericsChecker(
+                module,
+                seed=self.args.numerics_seed,
+                rtol=self.args.numerics_rtol,
+                atol=self.args.numerics_atol,
+            )
+
+    def _verify(self, module: ModuleOp, after: _Step | None) -> None:
         from irc.diagnostics import IrcError
         from irc.ir.io import verify_diagnostics
 
@@ -414,25 +512,30 @@ class _Driver:
         if not diagnostics:
             return
         if after is not None:
-            blame = f"the IR verified before pass '{after.name}', which broke it"
+            blame = f"the IR verified before pass {after.describe()}, which broke it"
             first = diagnostics[0]
             first.hint = f"{first.hint}; {blame}" if first.hint else blame
         raise IrcError(diagnostics)
 
-    def _run_pass(self, position: int, pass_: ModulePass, module: ModuleOp) -> None:
+    def _run_pass(
+        self, position: int, step: _Step, module: ModuleOp, numerics: NumericsChecker | None
+    ) -> None:
         from irc.diagnostics import IrcError
         from irc.passes import display_name
 
         args = self.args
+        pass_ = step.pass_
         title = display_name(type(pass_))
         if args.mlir_print_ir_before_all:
             self._dump(f"IR Dump Before {title} ({pass_.name})", module)
         before = module.clone() if args.mlir_print_ir_after_change else None
         try:
             with self.timings.measure(title, key=("pass", position)):
-                self._apply(pass_, module)
+                self._apply(step, module)
             if args.verify_each:
-                self._verify(module, after=pass_)
+                self._verify(module, after=step)
+            if numerics is not None:
+                self._check_numerics(step, module, numerics)
         except IrcError:
             if args.mlir_print_ir_after_failure:
                 self._dump(f"IR Dump After {title} Failed ({pass_.name})", module)
@@ -441,12 +544,30 @@ class _Driver:
         if (args.mlir_print_ir_after_all or args.mlir_print_ir_after_change) and changed:
             self._dump(f"IR Dump After {title} ({pass_.name})", module)
 
-    def _apply(self, pass_: ModulePass, module: ModuleOp) -> None:
+    def _check_numerics(self, step: _Step, module: ModuleOp, numerics: NumericsChecker) -> None:
+        """--verify-each-numerics after one pass: an IrcError naming it if it diverged."""
+        from irc.diagnostics import Diagnostic, IrcError, Severity
+
+        try:
+            with self.timings.measure("Numerics verification"):
+                numerics.check(module, step.pass_.name)
+        except IrcError as failure:
+            if step.within is not None:
+                failure.diagnostics[0].notes.append(
+                    Diagnostic(
+                        f"pass '{step.pass_.name}' ran as part of the pipeline '{step.within}'",
+                        severity=Severity.NOTE,
+                    )
+                )
+            raise
+
+    def _apply(self, step: _Step, module: ModuleOp) -> None:
         """Run a pass; xDSL's diagnostic exceptions become diagnostics naming it."""
         from xdsl.utils.exceptions import DiagnosticException
 
         from irc.diagnostics import Diagnostic, IrcError, Location
 
+        pass_ = step.pass_
         try:
             pass_.apply(self.ctx, module)
         except DiagnosticException as failure:  # also PassFailedException, VerifyException
@@ -454,7 +575,7 @@ class _Driver:
             where = Location.of(module)
             if where.line is None:
                 where = Location(file=self.filename)
-            raise IrcError(Diagnostic(f"pass '{pass_.name}' failed: {message}", where)) from None
+            raise IrcError(Diagnostic(f"pass {step.describe()} failed: {message}", where)) from None
 
     def _dump(self, title: str, module: ModuleOp) -> None:
         from irc.ir.io import module_to_string

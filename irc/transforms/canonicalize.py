@@ -66,6 +66,27 @@ class CanonicalizePass(ModulePass):
     are unused and that have no side effects are erased on the way, and dead code is
     eliminated region by region between sweeps. Use `enable-patterns` and
     `disable-patterns` (pattern class names) to test one canonicalization alone.
+
+    Every `nn` op folds when its operands are constants (`FoldConstantPattern`). The
+    other `nn` rules (irc/transforms/canonicalize_nn.py) compute exactly what they
+    replace (but for the sign of x + 0.0 when x is -0.0): `ForwardOperand` removes ops that return an operand unchanged (identity,
+    inference dropout, x * 1, x / 1, x ** 1, x + 0, x - 0 with a constant splat that
+    does not broadcast x, pads by zeros, whole slices, one-input sum/max/min/concat,
+    casts to the same type, ...); `ToReshape` turns flatten, chains of
+    reshape/squeeze/unsqueeze/flatten and transposes that move only size-1 axes into
+    one `nn.reshape`; `ComposeTransposes` merges a transpose of a transpose;
+    `MatMulAddToGemm` turns a matmul by a constant matrix plus a constant bias into
+    `nn.gemm` (which adds the bias before rounding: within about one float32 ulp).
+
+    ```mlir
+    %d = nn.dropout %x : tensor<1x8xf32>
+    %r = nn.reshape %d : (tensor<1x8xf32>) -> tensor<8xf32>
+    %s = nn.unsqueeze %r {axes = [0]} : (tensor<8xf32>) -> tensor<1x8xf32>
+    %y = nn.matmul %s, %w : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32>
+    %z = nn.add %y, %b : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+    // becomes
+    %z = nn.gemm %x, %w, %b : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+    ```
     """
 
     name = "canonicalize"

@@ -70,7 +70,7 @@ class FoldConstantPattern(RewritePattern):
 
             results = evaluate_op(op, arrays)
         constants = [nn.ConstantOp.from_array(array, location=op.location) for array in results]
-        rewriter.replace_op(op, constants, [constant.result for constant in constants])
+        rewriter.replace(op, constants, [constant.result for constant in constants])
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 // RUN: irc-opt --list-passes | FileCheck %s
 
 // CHECK:      Available Passes:
-// CHECK-NEXT:   --canonicalize {{ +}}-   Simplify IR with each op's canonicalization patterns and folders, and remove dead ops.
+// CHECK:        --canonicalize {{ +}}-   Simplify IR with each op's canonicalization patterns and folders, and remove dead ops.
 // CHECK-NEXT:     --top-down=<bool> {{ +}}- visit ops from first to last (false: from last to first) (default: true)
 // CHECK-NEXT:     --enable-patterns=<string,...> {{ +}}- apply only the patterns with these class names (empty: all)
 // CHECK-NEXT:     --disable-patterns=<string,...> {{ +}}- do not apply the patterns with these class names
-// CHECK-NEXT:   --cse {{ +}}-   Merge identical side-effect-free ops (common subexpression elimination).
-// CHECK-NEXT:   --dce {{ +}}-   Erase side-effect-free ops whose results are unused (dead code elimination).
-// CHECK-NEXT:   --fold-constants {{ +}}-   {{.+}}
+// CHECK:        --cse {{ +}}-   Merge identical side-effect-free ops (common subexpression elimination).
+// CHECK:        --dce {{ +}}-   Erase side-effect-free ops whose results are unused (dead code elimination).
+// CHECK:        --fold-constants {{ +}}-   {{.+}}
