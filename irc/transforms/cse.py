@@ -23,6 +23,19 @@ class CSEPass(ModulePass):
     An op is replaced by an earlier, dominating op with the same name, operands,
     properties, attributes and result types. Ops whose results are unused and that
     have no side effects are erased on the way, as MLIR's CSE does.
+
+    ```mlir
+    %a = nn.relu %x : tensor<4xf32>
+    %b = nn.relu %x : tensor<4xf32>
+    %s = nn.add %a, %b : tensor<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %a = nn.relu %x : tensor<4xf32>
+    %s = nn.add %a, %a : tensor<4xf32>
+    ```
     """
 
     name = "cse"

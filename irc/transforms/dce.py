@@ -22,6 +22,20 @@ class DCEPass(ModulePass):
     Liveness is propagated backwards, so a chain of ops that only feed each other and
     no live op is erased as a whole. Terminators, symbols (functions) and ops with
     unknown side effects are always live.
+
+    ```mlir
+    %dead = nn.exp %x : tensor<4xf32>
+    %also_dead = nn.neg %dead : tensor<4xf32>
+    %r = nn.relu %x : tensor<4xf32>
+    func.return %r : tensor<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %r = nn.relu %x : tensor<4xf32>
+    func.return %r : tensor<4xf32>
+    ```
     """
 
     name = "dce"

@@ -81,6 +81,20 @@ class FoldConstantsPass(ModulePass):
     ops at its location. This collapses the Shape/Gather/Slice/Concat/Unsqueeze
     chains that exporters emit around reshapes, and precomputes weight transforms.
     `canonicalize` folds the same way; this pass folds and does nothing else.
+
+    ```mlir
+    %shape = nn.shape %x : (tensor<2x3x4xf32>) -> tensor<3xi64>
+    %rows = nn.slice %shape {starts = [1], ends = [2]} : (tensor<3xi64>) -> tensor<1xi64>
+    %w = nn.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+    %t = nn.transpose %w {perm = [1, 0]} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %rows = nn.constant dense<3> : tensor<1xi64>
+    %t = nn.constant dense<[[1.0, 3.0], [2.0, 4.0]]> : tensor<2x2xf32>
+    ```
     """
 
     name = "fold-constants"
