@@ -2,7 +2,9 @@
 
 1. materialise the bundled light ResNet-50 with seeded random weights (an ONNX file);
 2. `irc-import-onnx`: ONNX -> `nn` IR (weights in a sidecar .npz beside the .mlir);
-3. `irc-opt`: canonicalize (constant folding) and CSE;
+3. `irc-opt`: the graph-level pipeline (`graph-opt`: constant folding, batch-norm
+   folding, NHWC layout with transpose cancellation, activation fusion), every pass
+   checked numerically (`--verify-each-numerics`);
 4. `irc-run`: run the optimised IR with the reference interpreter on random inputs,
    compare with onnxruntime on the same inputs, and write the outputs as .npy.
 
@@ -51,7 +53,9 @@ def main() -> None:
     step(
         BIN / "irc-opt",
         imported,
-        "--pass-pipeline=builtin.module(canonicalize,cse)",
+        "--pass-pipeline=builtin.module(graph-opt)",
+        "--verify-each-numerics",
+        "--mlir-timing",
         "-o",
         optimized,
     )

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
+    "apply-rules": ("irc.transforms.apply_rules", "ApplyRulesPass"),
     "cancel-transposes": ("irc.transforms.cancel_transposes", "CancelTransposesPass"),
     "canonicalize": ("irc.transforms.canonicalize", "CanonicalizePass"),
     "convert-layout": ("irc.transforms.convert_layout", "ConvertLayoutPass"),

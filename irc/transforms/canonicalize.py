@@ -68,15 +68,19 @@ class CanonicalizePass(ModulePass):
     `disable-patterns` (pattern class names) to test one canonicalization alone.
 
     Every `nn` op folds when its operands are constants (`FoldConstantPattern`). The
-    other `nn` rules (irc/transforms/canonicalize_nn.py) compute exactly what they
-    replace (but for the sign of x + 0.0 when x is -0.0): `ForwardOperand` removes ops that return an operand unchanged (identity,
+    other `nn` rules are written in the rule language, in irc/rules/canonicalize.rules
+    (see [rewrite-rules.md](rewrite-rules.md)); `rules=false` applies instead the
+    hand-written patterns they were ported from (irc/transforms/canonicalize_nn.py),
+    which give the same IR. They compute exactly what they replace (but for the sign
+    of x + 0.0 when x is -0.0): ops that return an operand unchanged go (identity,
     inference dropout, x * 1, x / 1, x ** 1, x + 0, x - 0 with a constant splat that
     does not broadcast x, pads by zeros, whole slices, one-input sum/max/min/concat,
-    casts to the same type, ...); `ToReshape` turns flatten, chains of
-    reshape/squeeze/unsqueeze/flatten and transposes that move only size-1 axes into
-    one `nn.reshape`; `ComposeTransposes` merges a transpose of a transpose;
-    `MatMulAddToGemm` turns a matmul by a constant matrix plus a constant bias into
-    `nn.gemm` (which adds the bias before rounding: within about one float32 ulp).
+    casts to the same type, ...); flatten, chains of reshape/squeeze/unsqueeze/flatten
+    and transposes that move only size-1 axes become one `nn.reshape`; a transpose of
+    a transpose is one transpose; a sum of two inputs is an add; a matmul by a constant
+    matrix plus a constant bias is an `nn.gemm` (which adds the bias before rounding:
+    within about one float32 ulp). `enable-patterns` and `disable-patterns` take rule
+    names (or, with `rules=false`, pattern class names).
 
     ```mlir
     %d = nn.dropout %x : tensor<1x8xf32>
@@ -98,8 +102,15 @@ class CanonicalizePass(ModulePass):
     disable_patterns: tuple[str, ...] = option(
         (), "do not apply the patterns with these class names"
     )
+    rules: bool = option(
+        True,
+        "apply the nn rules of irc/rules/canonicalize.rules (false: the hand-written "
+        "patterns they were ported from)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from irc.transforms.canonicalize_nn import use_rule_file
+
         patterns = CanonicalizationPatterns(
             frozenset(self.enable_patterns), frozenset(self.disable_patterns)
         )
@@ -107,4 +118,8 @@ class CanonicalizePass(ModulePass):
         walker = PatternRewriteWalker(
             applier, walk_reverse=not self.top_down, post_walk_func=region_dce
         )
-        walker.rewrite_module(op)
+        token = use_rule_file.set(self.rules)
+        try:
+            walker.rewrite_module(op)
+        finally:
+            use_rule_file.reset(token)

@@ -27,7 +27,9 @@ other input gives the same bits.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -307,6 +309,27 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
 they are tried."""
 
 
+RULE_FILE = "canonicalize"
+"""The shipped rule file (irc/rules/canonicalize.rules) that ports `PATTERNS`."""
+
+use_rule_file: ContextVar[bool] = ContextVar("irc_canonicalize_use_rule_file", default=True)
+"""Whether `canonicalize` applies the rule file (the default) or the hand-written
+`PATTERNS` it was ported from; `canonicalize{rules=false}` sets it."""
+
+
 def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
     """The canonicalization patterns of an op class."""
+    if use_rule_file.get():
+        return _rule_patterns().get(op_type, ())
     return PATTERNS.get(op_type, ())
+
+
+@functools.cache
+def _rule_patterns() -> dict[type[Operation], tuple[RewritePattern, ...]]:
+    from irc.rewrite import load_rules
+
+    by_root: dict[type[Operation], list[RewritePattern]] = {}
+    for rule in load_rules(RULE_FILE):
+        for root in rule.root_classes:
+            by_root.setdefault(root, []).append(rule())
+    return {root: tuple(patterns) for root, patterns in by_root.items()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -27,6 +28,10 @@ from xdsl.pattern_rewriter import (
 
 from irc.dialects import nn
 from irc.passes import PassOptionError, option
+from irc.rewrite.natives import constraint, helper
+
+RULE_FILE = "fuse-activation"
+"""The shipped rule file (irc/rules/fuse-activation.rules) that ports the pattern."""
 
 PRODUCERS: tuple[type[nn.NNOp], ...] = (
     nn.ConvOp,
@@ -132,6 +137,57 @@ class FuseActivationPattern(RewritePattern):
         rewriter.replace(op, [], [value])
 
 
+# --------------------------------------------------------------------------------------
+# The natives of irc/rules/fuse-activation.rules, which ports `FuseActivationPattern`
+
+
+@dataclass(frozen=True)
+class FusionOptions:
+    """What may be fused: the pass's options, read by the rules' natives."""
+
+    kinds: frozenset[str] = frozenset(nn.ACTIVATIONS)
+    producers: frozenset[str] = frozenset(op.name for op in PRODUCERS)
+
+
+fusion_options: ContextVar[FusionOptions | None] = ContextVar("irc_fusion_options", default=None)
+"""The options of the running `fuse-activation` (None: all kinds and producers)."""
+
+
+def _fusion(producer: Operation, activation: nn.ActivationAttr) -> nn.ActivationAttr | None:
+    options = fusion_options.get() or FusionOptions()
+    if activation.kind.data not in options.kinds or producer.name not in options.producers:
+        return None
+    existing = producer.properties.get("activation")
+    if existing is None:
+        return activation
+    assert isinstance(existing, nn.ActivationAttr)
+    composed = compose(existing, activation)
+    return composed if composed is not None and composed.kind.data in options.kinds else None
+
+
+@constraint("may_fuse")
+def may_fuse(producer: Operation, activation: nn.ActivationAttr | None) -> bool:
+    """The options allow fusing the activation into the producer, and if the producer
+    already has one, the two compose exactly."""
+    return activation is not None and _fusion(producer, activation) is not None
+
+
+@helper("fused_activation")
+def fused_activation(producer: Operation, activation: nn.ActivationAttr) -> nn.ActivationAttr:
+    """The producer's activation after fusing `activation` (composed if it had one)."""
+    fused = _fusion(producer, activation)
+    assert fused is not None, "may_fuse must hold before fused_activation is called"
+    return fused
+
+
+@helper("activation_of")
+def activation_of(op: Operation) -> nn.ActivationAttr | None:
+    """The fused form of an activation op (None if this op has none, as for a clip with
+    a single bound other than min = +0.0)."""
+    assert isinstance(op, nn.NNOp)
+    return ACTIVATION_OPS[type(op)](op)
+
+
 @dataclass(frozen=True)
 class FuseActivationPass(ModulePass):
     """Fuse activation ops into the conv, gemm, matmul or add op that produces their operand.
@@ -181,9 +237,25 @@ class FuseActivationPass(ModulePass):
         _check_names("activation kind", self.activations, tuple(nn.ACTIVATIONS))
         _check_names("producer", self.producers, tuple(op.name for op in PRODUCERS))
 
+    rules: bool = option(
+        True,
+        "apply irc/rules/fuse-activation.rules (false: the hand-written pattern it was "
+        "ported from)",
+    )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FuseActivationPattern(frozenset(self.activations), frozenset(self.producers))
-        PatternRewriteWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(op)
+        options = FusionOptions(frozenset(self.activations), frozenset(self.producers))
+        if self.rules:
+            from irc.rewrite import load_rules
+
+            patterns: list[RewritePattern] = [rule() for rule in load_rules(RULE_FILE)]
+        else:
+            patterns = [FuseActivationPattern(options.kinds, options.producers)]
+        token = fusion_options.set(options)
+        try:
+            PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        finally:
+            fusion_options.reset(token)
 
 
 def _check_names(what: str, given: tuple[str, ...], known: tuple[str, ...]) -> None:

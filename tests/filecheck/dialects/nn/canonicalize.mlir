@@ -1,5 +1,6 @@
 // RUN: irc-opt %s --split-input-file -p canonicalize | FileCheck %s
-// RUN: irc-opt %s --split-input-file -p 'canonicalize{enable-patterns=ComposeTransposes}' | FileCheck %s --check-prefix=COMPOSE
+// RUN: irc-opt %s --split-input-file -p 'canonicalize{enable-patterns=compose_transposes,cancel_transposes}' | FileCheck %s --check-prefix=COMPOSE
+// RUN: irc-opt %s --split-input-file -p 'canonicalize{rules=false}' | FileCheck %s
 
 // Canonicalization of nn ops, family by family. Every nn op folds when all its
 // operands are constants (the reference interpreter computes the value); the values

@@ -3,6 +3,7 @@
 // RUN: irc-opt --list-passes | FileCheck %s
 
 // CHECK:      Available Passes:
+// CHECK-NEXT:   --apply-rules {{ +}}-   Apply the rewrite rules of rule files greedily until nothing changes.
 // CHECK:        --canonicalize {{ +}}-   Simplify IR with each op's canonicalization patterns and folders, and remove dead ops.
 // CHECK-NEXT:     --top-down=<bool> {{ +}}- visit ops from first to last (false: from last to first) (default: true)
 // CHECK-NEXT:     --enable-patterns=<string,...> {{ +}}- apply only the patterns with these class names (empty: all)
