@@ -39,3 +39,19 @@ func.func @unused_argument(%x: tensor<4xf32>, %unused: tensor<4xf32>) -> tensor<
 func.func @uncalled() {
   func.return
 }
+
+// -----
+
+// A multi-result op stays while any of its results is used; ops feeding only dead
+// ops go with them, ops with a live user stay.
+
+// CHECK-LABEL: func.func @partly_used
+// CHECK-NEXT:    %{{.*}}, %[[OTHER:.*]] = nn.split %x {sizes = [2, 2]}
+// CHECK-NEXT:    %live = nn.relu %[[OTHER]]
+// CHECK-NEXT:    func.return %live
+func.func @partly_used(%x: tensor<4xf32>) -> tensor<2xf32> {
+  %a, %b = nn.split %x {axis = 0, sizes = [2, 2]} : (tensor<4xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  %dead = nn.exp %a : tensor<2xf32>
+  %live = nn.relu %b : tensor<2xf32>
+  func.return %live : tensor<2xf32>
+}

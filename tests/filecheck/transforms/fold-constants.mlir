@@ -49,3 +49,29 @@ func.func @transpose_weight(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
   %y = nn.matmul %x, %t : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
   func.return %y : tensor<1x2xf32>
 }
+
+// -----
+
+// Constants whose weights were elided when the IR was printed have no data: the
+// ops using them stay.
+// CHECK-LABEL: func.func @elided
+// CHECK-NEXT:    %w = nn.constant dense_resource<w> : tensor<32xf32>
+// CHECK-NEXT:    %r = nn.relu %w : tensor<32xf32>
+func.func @elided() -> tensor<32xf32> {
+  %w = nn.constant dense_resource<w> : tensor<32xf32>
+  %r = nn.relu %w : tensor<32xf32>
+  func.return %r : tensor<32xf32>
+}
+
+// -----
+
+// An op with several results folds into one constant per result.
+// CHECK-LABEL: func.func @split
+// CHECK-NEXT:    %[[A:.*]] = nn.constant dense<[1, 2]> : tensor<2xi64>
+// CHECK-NEXT:    %[[B:.*]] = nn.constant dense<3> : tensor<1xi64>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+func.func @split() -> (tensor<2xi64>, tensor<1xi64>) {
+  %v = nn.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %a, %b = nn.split %v {sizes = [2, 1]} : (tensor<3xi64>) -> (tensor<2xi64>, tensor<1xi64>)
+  func.return %a, %b : tensor<2xi64>, tensor<1xi64>
+}
