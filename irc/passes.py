@@ -54,6 +54,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fuse-activation": ("irc.transforms.fuse_activation", "FuseActivationPass"),
     "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
+    "partition": ("irc.transforms.partition", "PartitionPass"),
 }
 """Every pass: its pipeline name -> (module, class name). Keep it sorted by name."""
 

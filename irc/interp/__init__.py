@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, Operation
 from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp.nn import NNFunctions
+from irc.interp.part import PartFunctions
 from irc.ir import weights
 
 NAME_ATTR = "irc.name"
@@ -39,7 +40,7 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 
 def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`."""
-    return [FuncFunctions(), NNFunctions()]
+    return [FuncFunctions(), NNFunctions(), PartFunctions()]
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

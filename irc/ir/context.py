@@ -40,10 +40,17 @@ def _nn() -> Dialect:
     return NN
 
 
+def _part() -> Dialect:
+    from irc.dialects.part import PART
+
+    return PART
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "builtin": _builtin,
     "func": _func,
     "nn": _nn,
+    "part": _part,
 }
 """Every dialect irc registers, by name, with the function that loads it."""
 

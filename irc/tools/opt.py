@@ -5,11 +5,16 @@
     irc-opt --list-passes
     irc-opt tests.mlir --split-input-file --verify-diagnostics
     irc-opt model.mlir -p graph-opt --verify-each-numerics --numerics-seed 1
+    irc-opt model.mlir -p partition --target=npu-demo
 
 The flags have mlir-opt's names and behaviour (single-dash spellings such as
 `-split-input-file` are accepted too). Errors in the input or the pipeline are
 printed as `file:line:col: error: message` with exit status 1; a traceback means a
 bug in irc. Output files are written only when everything succeeded.
+
+`--target=NAME|FILE` loads a target description (a preset or a TOML file, see
+docs/targets.md) once, before the input is read, and runs every pass with it as the
+active target (`irc.targets.using_target`); a bad target is an error with exit status 1.
 
 `--verify-each-numerics` checks with `irc.numerics.NumericsChecker` that every pass
 keeps the outputs of `@main` on seeded random inputs, and fails naming the pass and the
@@ -28,7 +33,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
     from irc.diagnostics import Diagnostic, IrcError, Location
     from irc.ir.io import PrintOptions
     from irc.numerics import NumericsChecker
+    from irc.targets import Target
 
 from irc.tools.common import (
     add_weights_arguments,
@@ -125,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--list-passes",
         action="store_true",
         help="list every pass with its summary and options, and exit",
+    )
+    passes.add_argument(
+        "--target",
+        metavar="NAME|FILE",
+        help="the NPU target that passes compile for: a preset (`irc-target list`) or a "
+        ".toml target file (docs/targets.md)",
     )
     passes.add_argument(
         "--verify-each",
@@ -384,6 +396,7 @@ class _Driver:
         self.timings = _Timings(started)
         self.filename = "<stdin>" if args.input == "-" else args.input
         self.pipeline = self._parse_pipeline()
+        self.target = self._load_target()
         self.print_options = self._output_print_options()
         self.dump_options = PrintOptions(
             generic=args.mlir_print_op_generic,
@@ -410,6 +423,15 @@ class _Driver:
                 passes = parse_pipeline(self.args.passes)
             return [step for pass_ in passes for step in _expand(pass_)]
 
+    def _load_target(self) -> Target | None:
+        """The target of --target, loaded once for every chunk and pass."""
+        if self.args.target is None:
+            return None
+        from irc.targets import load_target
+
+        with self.timings.measure("Target loading"):
+            return load_target(self.args.target, origin=TOOL)
+
     def _output_print_options(self) -> PrintOptions:
         from irc.ir.io import PrintOptions
 
@@ -433,13 +455,22 @@ class _Driver:
 
         text = self._read_input()
         chunks = split_input(text) if self.args.split_input_file else [text]
-        results = [self._process_chunk(chunk) for chunk in chunks]
+        with self._using_target():
+            results = [self._process_chunk(chunk) for chunk in chunks]
         ok = all(result.ok for result in results)
         with self.timings.measure("Output"):
             self._write_output(results, ok)
         if self.args.mlir_timing:
             sys.stderr.write(self.timings.report())
         return 0 if ok else 1
+
+    def _using_target(self) -> AbstractContextManager[object]:
+        """Make --target the active target of the passes (irc.targets.active_target)."""
+        if self.target is None:
+            return nullcontext()
+        from irc.targets import using_target
+
+        return using_target(self.target)
 
     def _read_input(self) -> str:
         if self.args.input == "-":

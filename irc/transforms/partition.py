@@ -1,0 +1,869 @@
+"""`partition`: place every `nn` op on the target's NPU or on the host CPU, and outline
+the NPU parts into functions with explicit transfers between the two memories.
+
+The pass works function by function, in four steps.
+
+1. **Decide.** Every `nn` compute op the target supports (`unsupported_reasons(op,
+   target) == []`, irc/targets/support.py) goes to the NPU (`mode=support`); the others,
+   and every op of another dialect, stay on the CPU. Constants are data, not
+   computation: they follow their users (step 4).
+2. **Refine** (`mode=cost` only). The cost model (below) moves NPU ops to the CPU when
+   the transfers and transitions they cause cost more than running them on the NPU
+   gains; see `refine_by_cost`.
+3. **Group.** The NPU ops are grouped into subgraphs that are convex: no path leaves a
+   subgraph through a CPU op and comes back into it, so outlining each as a function
+   call cannot create a cycle. The grouping alternates phases over the dataflow graph
+   (`schedule`): a phase runs every op of one device that is ready, then the other
+   device's phase runs, and so on; an NPU phase is one subgraph. An op on a path
+   out of a phase and back would need a CPU op to run inside the phase, so every
+   phase is convex; running each op in the earliest phase it can makes the number of
+   phases, hence of NPU subgraphs and transitions, the smallest possible for the
+   device that runs first, and both first devices are tried. A phase may hold
+   several unconnected parts (parallel branches): they run in one call.
+4. **Outline.** Each NPU subgraph becomes `func.func private @<parent>_npu<N>` with the
+   attribute `irc.device = "npu"`, called from the parent with `func.call`. A value
+   computed on the CPU (or a function argument) that an NPU subgraph reads is copied
+   once by `part.transfer {to = "npu"}` before the first call that reads it; a value
+   an NPU subgraph computes that the CPU reads (or the function returns) is copied
+   once by `part.transfer {to = "cpu"}` after the call; a value passed from one NPU
+   subgraph to a later one stays in NPU memory (no transfer). Constants are
+   duplicated, never transferred: each NPU function gets its own copy of every
+   constant it reads (weights are part of the compiled model for either memory, so a
+   run-time copy would only cost), and a constant stays in the parent only if CPU
+   code there reads it.
+
+A **transition** is a switch between NPU and CPU execution inside a function: the
+phases run one after the other, so a function of P phases has P - 1 transitions. A
+model with one unsupported op in the middle has three phases (NPU, CPU, NPU) and
+exactly two transitions; the copies of its inputs and outputs are input and output
+transfers, counted apart.
+
+**The cost model** (times from irc/cost.py and the target's numbers; tensors are
+counted at one byte per element, as they will be once quantized to int8):
+
+- an op on the NPU takes `max(macs / (macs_per_cycle * clock) + elements /
+  (vector lanes * clock), ddr latency + ddr bytes / ddr bandwidth)`: DMA overlaps
+  with compute, and the DDR bytes are the op's weights, plus its activations when
+  they do not fit in SRAM together (`cost.op_ddr_bytes`);
+- an op on the CPU takes `macs / host.macs_per_second + elements /
+  host.elements_per_second`;
+- every transfer takes `bytes / host.bandwidth_bytes_per_second`, and every
+  transition `host.transition_seconds` (the synchronisation of the two devices);
+- the estimate of a function is the sum of all of these.
+
+In `mode=cost`, each round evaluates moving to the CPU each NPU subgraph as a whole,
+each connected part of one, and each NPU op at a subgraph's boundary (one that reads
+a CPU value or feeds the CPU); it then applies the moves from the largest saving
+down, each only if it still lowers the estimate after the moves applied before it.
+Rounds repeat until no move applies (a fixpoint: the estimate strictly decreases).
+Each moved op's fallback reason says what the move weighed: "moved to the CPU by the
+cost model: transfers cost X us, gain Y us", X being the transfer and transition time
+the ops caused on the NPU and Y the time the NPU saved on them. An isolated supported
+op between two fallback ops costs two transitions and two copies for the little it
+gains, and goes to the CPU.
+
+The pass writes a report (`report=PATH`: JSON for `.json`, text otherwise; see
+irc/transforms/partition_report.py) and emits its one-line summary as a remark at the
+first function with nn ops, with one note per fallback op, located at the op and
+giving its reasons.
+
+`PartitionPass`'s docstring shows the IR before and after.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from irc import cost
+from irc.diagnostics import Diagnostic, Location, Severity, emit, error
+from irc.dialects import nn
+from irc.dialects.part import TransferOp
+from irc.passes import option
+from irc.transforms.partition_report import (
+    FallbackOp,
+    PartitionReport,
+    SubgraphSummary,
+    TransferCount,
+)
+
+if TYPE_CHECKING:
+    from irc.targets import Target
+
+DEVICE_ATTR = "irc.device"
+"""The function attribute that marks an outlined NPU function (`irc.device = "npu"`)."""
+
+NPU = "npu"
+CPU = "cpu"
+
+Mode = Literal["support", "cost"]
+
+MINIMUM_SAVING_SECONDS = 1e-12
+"""A cost-model move must lower the estimate by more than this (a picosecond): equal
+estimates, up to rounding, never move an op."""
+
+
+class TransferKind(StrEnum):
+    """Why a value is copied between host and NPU memory."""
+
+    INPUT = "input"
+    """A function argument copied to the NPU."""
+    OUTPUT = "output"
+    """A value the NPU computed that the function returns."""
+    TRANSITION = "transition"
+    """Any other value crossing between CPU and NPU code."""
+
+
+# --------------------------------------------------------------------------------------
+# The dataflow graph of a function
+
+
+@dataclass
+class FunctionGraph:
+    """The ops of one function's body as a dataflow graph.
+
+    `nodes` are the body's ops in program order, except constants (which follow their
+    users) and the terminator; edges go from the op that defines a value to the ops
+    that read it.
+    """
+
+    function: FuncOp
+    block: Block
+    terminator: Operation
+    nodes: list[Operation]
+    order: dict[Operation, int]
+    predecessors: dict[Operation, list[Operation]]
+    successors: dict[Operation, list[Operation]]
+
+    @staticmethod
+    def of(function: FuncOp) -> FunctionGraph:
+        """The graph of `function`, which must have one block ending in a terminator."""
+        blocks = list(function.body.blocks)
+        if len(blocks) != 1 or blocks[0].last_op is None:
+            raise error(
+                f"partition handles functions of one block; @{function.sym_name.data} has "
+                f"{len(blocks)}",
+                function,
+            )
+        block = blocks[0]
+        terminator = block.last_op
+        assert terminator is not None
+        nodes = [op for op in block.ops if op is not terminator and not _is_constant(op)]
+        order = {op: index for index, op in enumerate(nodes)}
+        predecessors: dict[Operation, list[Operation]] = {op: [] for op in nodes}
+        successors: dict[Operation, list[Operation]] = {op: [] for op in nodes}
+        for op in nodes:
+            for operand in op.operands:
+                producer = operand.owner
+                known = isinstance(producer, Operation) and producer in order
+                if known and producer not in predecessors[op]:
+                    predecessors[op].append(producer)
+                    successors[producer].append(op)
+        return FunctionGraph(function, block, terminator, nodes, order, predecessors, successors)
+
+    def compute_ops(self) -> list[Operation]:
+        """The `nn` compute ops (every `nn` op but constants), in program order."""
+        return [op for op in self.nodes if _is_compute(op)]
+
+    def defined_values(self) -> Iterator[SSAValue]:
+        """The function's arguments, then every result of every node, in order."""
+        yield from self.block.args
+        for op in self.nodes:
+            yield from op.results
+
+
+def _is_constant(op: Operation) -> bool:
+    return isinstance(op, nn.ConstantOp)
+
+
+def _is_compute(op: Operation) -> bool:
+    return isinstance(op, nn.NNOp) and not _is_constant(op)
+
+
+# --------------------------------------------------------------------------------------
+# Phases, crossings, estimates
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Ops that run one after the other on one device, with no switch between them."""
+
+    device: str
+    ops: tuple[Operation, ...]
+    """In program order."""
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A value copied once between host and NPU memory."""
+
+    value: SSAValue
+    to: str
+    kind: TransferKind
+
+
+def schedule(graph: FunctionGraph, device: dict[Operation, str]) -> list[Phase]:
+    """The phases that run the graph with the fewest NPU subgraphs, then transitions.
+
+    Each phase takes every op of its device that is ready (all its producers have
+    run), and the ops this makes ready, until none is left; then the other device's
+    phase runs. Trying both devices first and keeping the better (the CPU first on
+    a tie) makes the result deterministic.
+    """
+    best: list[Phase] | None = None
+    for first in (CPU, NPU):
+        phases = _phases(graph, device, first)
+        if best is None or _schedule_key(phases) < _schedule_key(best):
+            best = phases
+    assert best is not None
+    return best
+
+
+def _schedule_key(phases: list[Phase]) -> tuple[int, int]:
+    return (sum(phase.device == NPU for phase in phases), len(phases))
+
+
+def _phases(graph: FunctionGraph, device: dict[Operation, str], first: str) -> list[Phase]:
+    waiting = {op: len(graph.predecessors[op]) for op in graph.nodes}
+    ready: dict[str, list[tuple[int, Operation]]] = {CPU: [], NPU: []}
+    for op in graph.nodes:
+        if not waiting[op]:
+            ready[device[op]].append((graph.order[op], op))
+    for heap in ready.values():
+        heapq.heapify(heap)
+    phases: list[Phase] = []
+    current, scheduled, idle_rounds = first, 0, 0
+    while scheduled < len(graph.nodes):
+        heap = ready[current]
+        taken: list[Operation] = []
+        while heap:
+            _, op = heapq.heappop(heap)
+            taken.append(op)
+            for successor in graph.successors[op]:
+                waiting[successor] -= 1
+                if not waiting[successor]:
+                    heapq.heappush(ready[device[successor]], (graph.order[successor], successor))
+        if taken:
+            taken.sort(key=graph.order.__getitem__)
+            phases.append(Phase(current, tuple(taken)))
+            scheduled += len(taken)
+            idle_rounds = 0
+        else:
+            idle_rounds += 1
+            assert idle_rounds < 2, "a cycle in SSA dataflow"
+        current = NPU if current == CPU else CPU
+    return phases
+
+
+def crossings(graph: FunctionGraph, device: dict[Operation, str]) -> list[Crossing]:
+    """Every value that must be copied between host and NPU memory, in program order.
+
+    A value lives where it is computed (function arguments on the host); it is copied
+    once to the other memory if any op there reads it. The terminator, and any op
+    outside the graph, reads on the host.
+    """
+    found: list[Crossing] = []
+    for value in graph.defined_values():
+        producer = value.owner
+        home = device[producer] if isinstance(producer, Operation) else CPU
+        readers: set[str] = set()
+        returned = False
+        for use in value.uses:
+            reader = use.operation
+            if reader is graph.terminator:
+                returned = True
+                readers.add(CPU)
+            elif not _is_constant(reader):
+                readers.add(device.get(reader, CPU))
+        if home == CPU and NPU in readers:
+            kind = (
+                TransferKind.INPUT if isinstance(value, BlockArgument) else TransferKind.TRANSITION
+            )
+            found.append(Crossing(value, NPU, kind))
+        elif home == NPU and CPU in readers:
+            kind = TransferKind.OUTPUT if returned else TransferKind.TRANSITION
+            found.append(Crossing(value, CPU, kind))
+    return found
+
+
+class OpCosts:
+    """Per-op time estimates on a target, each computed once."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self._npu: dict[Operation, float] = {}
+        self._host: dict[Operation, float] = {}
+
+    def npu(self, op: Operation) -> float:
+        """Seconds of `op` on the NPU."""
+        if op not in self._npu:
+            self._npu[op] = cost.npu_seconds(op, self.target)
+        return self._npu[op]
+
+    def host(self, op: Operation) -> float:
+        """Seconds of `op` on the host (0 for ops that are not `nn` compute ops)."""
+        if op not in self._host:
+            self._host[op] = cost.host_seconds(op, self.target) if isinstance(op, nn.NNOp) else 0.0
+        return self._host[op]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A placement of a function's ops with its phases, copies and estimated times."""
+
+    device: dict[Operation, str]
+    phases: list[Phase]
+    crossings: list[Crossing]
+    npu_seconds: float
+    cpu_seconds: float
+    copy_seconds: float
+    transition_seconds: float
+
+    @property
+    def transitions(self) -> int:
+        """Switches between NPU and CPU execution."""
+        return max(len(self.phases) - 1, 0)
+
+    @property
+    def compute_seconds(self) -> float:
+        """Time computing, on either device."""
+        return self.npu_seconds + self.cpu_seconds
+
+    @property
+    def transfer_seconds(self) -> float:
+        """Time copying and synchronising."""
+        return self.copy_seconds + self.transitions * self.transition_seconds
+
+    @property
+    def total_seconds(self) -> float:
+        """The estimate of the whole function."""
+        return self.compute_seconds + self.transfer_seconds
+
+    def transfers(self, kind: TransferKind) -> TransferCount:
+        """How many copies of one kind, and their bytes."""
+        chosen = [c for c in self.crossings if c.kind is kind]
+        return TransferCount(len(chosen), sum(cost.tensor_bytes(c.value.type) for c in chosen))
+
+
+def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts) -> Estimate:
+    """Schedule, copies and estimated times of the placement `device`."""
+    phases = schedule(graph, device)
+    found = crossings(graph, device)
+    npu_seconds = sum(costs.npu(op) for op in graph.nodes if device[op] == NPU)
+    cpu_seconds = sum(costs.host(op) for op in graph.nodes if device[op] == CPU)
+    copied = sum(cost.tensor_bytes(crossing.value.type) for crossing in found)
+    return Estimate(
+        device,
+        phases,
+        found,
+        npu_seconds,
+        cpu_seconds,
+        cost.copy_seconds(copied, costs.target),
+        costs.target.host.transition_seconds,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Decisions
+
+
+def support_placement(
+    graph: FunctionGraph, target: Target
+) -> tuple[dict[Operation, str], dict[Operation, list[str]]]:
+    """Every supported `nn` op on the NPU; the reasons of every other `nn` op."""
+    from irc.targets.support import unsupported_reasons
+
+    device: dict[Operation, str] = {}
+    reasons: dict[Operation, list[str]] = {}
+    for op in graph.nodes:
+        if not isinstance(op, nn.NNOp):
+            device[op] = CPU  # another dialect's op: host code
+            continue
+        problems = unsupported_reasons(op, target)
+        device[op] = CPU if problems else NPU
+        if problems:
+            reasons[op] = list(problems)
+    return device, reasons
+
+
+def _candidates(graph: FunctionGraph, current: Estimate) -> Iterator[tuple[Operation, ...]]:
+    """Sets of NPU ops a cost-model round may move to the CPU, in a fixed order."""
+    seen: set[frozenset[Operation]] = set()
+
+    def fresh(ops: Sequence[Operation]) -> bool:
+        key = frozenset(ops)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    device = current.device
+    for phase in current.phases:
+        if phase.device != NPU:
+            continue
+        if fresh(phase.ops):
+            yield phase.ops
+        for part in _connected_parts(graph, phase.ops):
+            if fresh(part):
+                yield part
+    for op in graph.nodes:
+        if device[op] == NPU and _at_boundary(graph, op, device) and fresh((op,)):
+            yield (op,)
+
+
+def _connected_parts(graph: FunctionGraph, ops: Sequence[Operation]) -> list[tuple[Operation, ...]]:
+    """The weakly connected parts of a set of ops, each in program order."""
+    members = set(ops)
+    part_of: dict[Operation, int] = {}
+    parts: list[list[Operation]] = []
+    for start in ops:
+        if start in part_of:
+            continue
+        parts.append([])
+        stack = [start]
+        part_of[start] = len(parts) - 1
+        while stack:
+            op = stack.pop()
+            parts[-1].append(op)
+            for neighbour in (*graph.predecessors[op], *graph.successors[op]):
+                if neighbour in members and neighbour not in part_of:
+                    part_of[neighbour] = len(parts) - 1
+                    stack.append(neighbour)
+    return [tuple(sorted(part, key=graph.order.__getitem__)) for part in parts]
+
+
+def _at_boundary(graph: FunctionGraph, op: Operation, device: dict[Operation, str]) -> bool:
+    """Whether an NPU op reads a host value or feeds host code."""
+    for operand in op.operands:
+        producer = operand.owner
+        if isinstance(operand, BlockArgument):
+            return True
+        if isinstance(producer, Operation) and device.get(producer, NPU) == CPU:
+            return True
+    for result in op.results:
+        for use in result.uses:
+            if use.operation is graph.terminator or device.get(use.operation, CPU) == CPU:
+                return True
+    return False
+
+
+def refine_by_cost(
+    graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts
+) -> tuple[Estimate, dict[Operation, str]]:
+    """Move NPU ops to the CPU while that lowers the estimate (see the module docstring).
+
+    Each round evaluates every candidate move against the current placement, then
+    tries them from the largest saving down, applying each one that still lowers the
+    estimate when its turn comes (an earlier move of the round may have changed its
+    worth). Rounds repeat until none applies. Returns the final estimate and, for
+    every op moved, the reason to report.
+    """
+    current = estimate(graph, device, costs)
+    moved: dict[Operation, str] = {}
+    while True:
+        ranked: list[tuple[float, int, tuple[Operation, ...]]] = []
+        for index, candidate in enumerate(_candidates(graph, current)):
+            saving = current.total_seconds - _moved(graph, current, candidate, costs).total_seconds
+            if saving > MINIMUM_SAVING_SECONDS:
+                ranked.append((-saving, index, candidate))
+        applied = False
+        for _, _, candidate in sorted(ranked):
+            if any(current.device[op] != NPU for op in candidate):
+                continue  # an earlier move of this round took some of its ops
+            trial = _moved(graph, current, candidate, costs)
+            if current.total_seconds - trial.total_seconds <= MINIMUM_SAVING_SECONDS:
+                continue
+            moved.update(dict.fromkeys(candidate, _move_reason(current, trial, len(candidate))))
+            current, applied = trial, True
+        if not applied:
+            return current, moved
+
+
+def _moved(
+    graph: FunctionGraph, current: Estimate, ops: tuple[Operation, ...], costs: OpCosts
+) -> Estimate:
+    """The estimate of the current placement with `ops` moved to the CPU."""
+    device = dict(current.device)
+    device.update(dict.fromkeys(ops, CPU))
+    return estimate(graph, device, costs)
+
+
+def _move_reason(before: Estimate, after: Estimate, count: int) -> str:
+    """`moved to the CPU by the cost model: transfers cost X us, gain Y us`."""
+    transfers = before.transfer_seconds - after.transfer_seconds
+    gain = after.compute_seconds - before.compute_seconds
+    others = count - 1
+    company = f" (with {others} other op{'s' if others != 1 else ''})" if others else ""
+    return (
+        f"moved to the CPU by the cost model{company}: transfers cost "
+        f"{transfers * 1e6:.3f} us, gain {gain * 1e6:.3f} us"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Outlining
+
+
+@dataclass
+class _Outliner:
+    """Rewrites one function for its placement: NPU phases become calls."""
+
+    graph: FunctionGraph
+    plan: Estimate
+    taken_names: set[str]
+    functions: list[FuncOp] = field(default_factory=list)
+    summaries: list[SubgraphSummary] = field(default_factory=list)
+    on_npu: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Host value -> its copy in NPU memory (the result of its transfer to the NPU)."""
+    on_host: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Value computed in an NPU function -> its copy in host memory."""
+    call_result: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Value computed in an NPU function -> the call result that returns it."""
+    sequence: list[Operation] = field(default_factory=list)
+    """The parent's non-constant ops in their new order."""
+
+    def run(self) -> None:
+        parent = self.graph.function.sym_name.data
+        for phase in self.plan.phases:
+            if phase.device == CPU:
+                for op in phase.ops:
+                    self._read_on_host(op)
+                    self.sequence.append(op)
+            else:
+                self._outline(phase.ops, self._new_name(parent))
+        self._read_on_host(self.graph.terminator)
+        self._rebuild_parent()
+
+    def _new_name(self, parent: str) -> str:
+        number = 0
+        while f"{parent}_npu{number}" in self.taken_names:
+            number += 1
+        name = f"{parent}_npu{number}"
+        self.taken_names.add(name)
+        return name
+
+    def _read_on_host(self, op: Operation) -> None:
+        """Make `op` read host copies of the values NPU functions computed."""
+        operands = list(op.operands)
+        replaced = [self.on_host.get(operand, operand) for operand in operands]
+        if replaced != operands:
+            op.operands = replaced
+
+    def _transfer(self, value: SSAValue, to: str, location: NameLoc, name: str | None) -> SSAValue:
+        transfer = TransferOp(value, to)
+        transfer.location = location
+        transfer.result.name_hint = name
+        self.sequence.append(transfer)
+        return transfer.result
+
+    def _outline(self, ops: tuple[Operation, ...], name: str) -> None:
+        members = set(ops)
+        location = NameLoc(StringAttr(name), self.graph.function.location)
+        inputs: list[SSAValue] = []
+        for op in ops:
+            for operand in op.operands:
+                producer = operand.owner
+                inside = isinstance(producer, Operation) and (
+                    producer in members or _is_constant(producer)
+                )
+                if not inside and operand not in inputs:
+                    inputs.append(operand)
+        outputs = [
+            result
+            for op in ops
+            for result in op.results
+            if any(use.operation not in members for use in result.uses)
+        ]
+
+        # The call's arguments: NPU values of earlier calls as they are, host values
+        # through their (single) copy to NPU memory.
+        arguments: list[SSAValue] = []
+        for value in inputs:
+            if value in self.call_result:
+                arguments.append(self.call_result[value])
+                continue
+            if value not in self.on_npu:
+                hint = f"{value.name_hint}_npu" if value.name_hint else None
+                self.on_npu[value] = self._transfer(value, NPU, location, hint)
+            arguments.append(self.on_npu[value])
+        call = CallOp(name, arguments, [value.type for value in outputs])
+        call.location = location
+        self.sequence.append(call)
+        for value, result in zip(outputs, call.results):
+            result.name_hint = f"{value.name_hint}_npu" if value.name_hint else None
+            self.call_result[value] = result
+            if any(self._reads_on_host(use.operation) for use in value.uses):
+                self.on_host[value] = self._transfer(result, CPU, location, value.name_hint)
+
+        # The function: the ops move into it, reading its arguments and own constants.
+        body = Block(arg_types=[value.type for value in inputs])
+        mapping: dict[SSAValue, SSAValue] = {}
+        for value, argument in zip(inputs, body.args):
+            argument.name_hint = value.name_hint
+            mapping[value] = argument
+        for op in ops:
+            op.detach()
+            operands = []
+            for operand in op.operands:
+                constant = operand.owner
+                if isinstance(constant, nn.ConstantOp) and operand not in mapping:
+                    copy = constant.clone()
+                    body.add_op(copy)
+                    mapping[operand] = copy.result
+                operands.append(mapping.get(operand, operand))
+            op.operands = operands
+            body.add_op(op)
+        body.add_op(ReturnOp(*outputs))
+        function = FuncOp(
+            name,
+            ([value.type for value in inputs], [value.type for value in outputs]),
+            Region(body),
+            visibility="private",
+        )
+        function.attributes[DEVICE_ATTR] = StringAttr(NPU)
+        function.location = location
+        self.functions.append(function)
+        self.summaries.append(
+            SubgraphSummary(
+                name=name,
+                function=self.graph.function.sym_name.data,
+                ops=sum(_is_compute(op) for op in ops),
+                macs=sum(cost.op_macs(op) for op in ops),
+            )
+        )
+
+    def _reads_on_host(self, op: Operation) -> bool:
+        return op is self.graph.terminator or self.plan.device.get(op, CPU) == CPU
+
+    def _rebuild_parent(self) -> None:
+        """Lay out the parent's body in the new order, each constant before its first
+        reader; constants no host code reads any more are erased."""
+        block = self.graph.block
+        constants = [op for op in block.ops if _is_constant(op)]
+        for op in list(block.ops):
+            op.detach()
+        placed: set[Operation] = set()
+        for op in [*self.sequence, self.graph.terminator]:
+            for operand in op.operands:
+                producer = operand.owner
+                if isinstance(producer, nn.ConstantOp) and producer not in placed:
+                    placed.add(producer)
+                    block.add_op(producer)
+            block.add_op(op)
+        for constant in constants:
+            if constant not in placed:
+                assert not constant.results[0].uses, "a constant read outside the function"
+                constant.erase()
+
+
+# --------------------------------------------------------------------------------------
+# The module
+
+
+@dataclass
+class _FunctionOutcome:
+    graph: FunctionGraph
+    plan: Estimate
+    reasons: dict[Operation, list[str]]
+    summaries: list[SubgraphSummary]
+
+
+def _already_partitioned(function: FuncOp, npu_functions: set[str]) -> Operation | None:
+    for op in function.walk():
+        if isinstance(op, TransferOp):
+            return op
+        if isinstance(op, CallOp) and op.callee.root_reference.data in npu_functions:
+            return op
+    return None
+
+
+def functions_to_partition(module: ModuleOp) -> list[FuncOp]:
+    """The functions with a body that are not NPU functions, in order.
+
+    A function that already transfers values or calls an NPU function was partitioned
+    before: an error, since a second partition would mix two placements.
+    """
+    functions = [op for op in module.ops if isinstance(op, FuncOp)]
+    npu_functions = {f.sym_name.data for f in functions if DEVICE_ATTR in f.attributes}
+    chosen = []
+    for function in functions:
+        if function.sym_name.data in npu_functions or not function.body.blocks:
+            continue
+        found = _already_partitioned(function, npu_functions)
+        if found is not None:
+            raise error(
+                f"@{function.sym_name.data} is already partitioned (it has '{found.name}' ops)",
+                found,
+                hint="run 'partition' once, on IR that has not been partitioned",
+            )
+        chosen.append(function)
+    return chosen
+
+
+def partition_module(module: ModuleOp, target: Target, mode: Mode = "support") -> PartitionReport:
+    """Partition every function of `module` for `target` (see the module docstring)
+    and return the report."""
+    costs = OpCosts(target)
+    taken = {op.sym_name.data for op in module.ops if isinstance(op, FuncOp)}
+    outcomes: list[_FunctionOutcome] = []
+    # Every function is checked before any is changed.
+    graphs = [FunctionGraph.of(function) for function in functions_to_partition(module)]
+    for graph in graphs:
+        function = graph.function
+        device, reasons = support_placement(graph, target)
+        if mode == "cost":
+            plan, moved = refine_by_cost(graph, device, costs)
+            for op, reason in moved.items():
+                reasons[op] = [reason]
+        else:
+            plan = estimate(graph, device, costs)
+        outliner = _Outliner(graph, plan, taken)
+        if NPU in plan.device.values():  # a function left on the CPU keeps its order
+            outliner.run()
+        anchor: Operation = function
+        for npu_function in outliner.functions:
+            module.body.block.insert_op_after(npu_function, anchor)
+            anchor = npu_function
+        outcomes.append(_FunctionOutcome(graph, plan, reasons, outliner.summaries))
+    return _report(outcomes, target, mode)
+
+
+def _report(outcomes: list[_FunctionOutcome], target: Target, mode: Mode) -> PartitionReport:
+    compute = [(o, op) for o in outcomes for op in o.graph.compute_ops()]
+    on_npu = [op for o, op in compute if o.plan.device[op] == NPU]
+    fallbacks = []
+    for outcome, op in compute:
+        if outcome.plan.device[op] != CPU:
+            continue
+        fallbacks.append(
+            FallbackOp(
+                function=outcome.graph.function.sym_name.data,
+                op=op.name,
+                at=Location.of(op),
+                reasons=tuple(outcome.reasons.get(op, ())),
+            )
+        )
+
+    def transfers(kind: TransferKind) -> TransferCount:
+        counts = [o.plan.transfers(kind) for o in outcomes]
+        return TransferCount(sum(c.count for c in counts), sum(c.bytes for c in counts))
+
+    return PartitionReport(
+        target=target.name,
+        mode=mode,
+        ops_total=len(compute),
+        ops_npu=len(on_npu),
+        macs_total=sum(cost.op_macs(op) for _, op in compute),
+        macs_npu=sum(cost.op_macs(op) for op in on_npu),
+        subgraphs=tuple(s for o in outcomes for s in o.summaries),
+        transitions=sum(o.plan.transitions for o in outcomes),
+        input_transfers=transfers(TransferKind.INPUT),
+        output_transfers=transfers(TransferKind.OUTPUT),
+        transition_transfers=transfers(TransferKind.TRANSITION),
+        npu_seconds=sum(o.plan.npu_seconds for o in outcomes),
+        cpu_seconds=sum(o.plan.cpu_seconds for o in outcomes),
+        transfer_seconds=sum(o.plan.transfer_seconds for o in outcomes),
+        fallbacks=tuple(fallbacks),
+    )
+
+
+def summary_remark(report: PartitionReport, at: Operation) -> Diagnostic:
+    """The pass's remark: the report's summary at `at`, with a note at each fallback op."""
+    notes = [
+        Diagnostic(f"on the CPU: {'; '.join(fallback.reasons)}", fallback.at, Severity.NOTE)
+        for fallback in report.fallbacks
+    ]
+    return Diagnostic(report.summary(), Location.of(at), Severity.REMARK, notes=notes)
+
+
+# --------------------------------------------------------------------------------------
+# The pass
+
+
+@dataclass(frozen=True)
+class PartitionPass(ModulePass):
+    """Place every nn op on the target's NPU or the CPU; outline NPU subgraphs with explicit transfers.
+
+    `mode=support` puts every op the target supports on the NPU; `mode=cost` then moves
+    NPU ops to the CPU when the transfers and transitions they cause cost more than
+    they gain (an isolated supported op between two fallback ops, for example). NPU
+    ops are grouped into maximal convex subgraphs, each outlined as
+    `func.func private @<parent>_npu<N>` with `irc.device = "npu"` and called from
+    the parent; every value crossing between CPU code and an NPU function goes through
+    a `part.transfer` (to "npu" before the call, to "cpu" after it). Constants are
+    duplicated into each NPU function that reads them, never transferred.
+
+    The target is `target=NAME|FILE`, else the one `irc-opt --target` gives. The pass
+    emits a remark summarising the partition (NPU coverage in ops and MACs, NPU
+    subgraphs, transitions, fallback ops) at the first function with nn ops, with a
+    note at each fallback op giving its reasons, and with `report=PATH` writes the
+    full report (JSON if PATH ends in `.json`, text otherwise). See
+    docs/partitioning.md for the algorithm, the cost model and the report's fields.
+
+    Before (`partition{target=npu-demo}`; npu-demo has no `nn.lrn`):
+
+        func.func @main(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+          %w = nn.constant dense<...> : tensor<16x3x3x16xf32>
+          %a = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (...) -> tensor<1x8x8x16xf32>
+          %n = nn.lrn %a {layout = "nhwc", size = 3} : tensor<1x8x8x16xf32>
+          %b = nn.conv %n, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (...) -> tensor<1x8x8x16xf32>
+          func.return %b : tensor<1x8x8x16xf32>
+        }
+
+    After (two NPU subgraphs, two transitions around the nn.lrn):
+
+        func.func @main(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+          %x_npu = part.transfer %x {to = "npu"} : tensor<1x8x8x16xf32>
+          %a_npu = func.call @main_npu0(%x_npu) : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+          %a = part.transfer %a_npu {to = "cpu"} : tensor<1x8x8x16xf32>
+          %n = nn.lrn %a {layout = "nhwc", size = 3} : tensor<1x8x8x16xf32>
+          %n_npu = part.transfer %n {to = "npu"} : tensor<1x8x8x16xf32>
+          %b_npu = func.call @main_npu1(%n_npu) : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+          %b = part.transfer %b_npu {to = "cpu"} : tensor<1x8x8x16xf32>
+          func.return %b : tensor<1x8x8x16xf32>
+        }
+        func.func private @main_npu0(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> attributes {irc.device = "npu"} {
+          %w = nn.constant dense<...> : tensor<16x3x3x16xf32>
+          %a = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (...) -> tensor<1x8x8x16xf32>
+          func.return %a : tensor<1x8x8x16xf32>
+        }
+        func.func private @main_npu1(%n: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> attributes {irc.device = "npu"} {
+          %w = nn.constant dense<...> : tensor<16x3x3x16xf32>
+          %b = nn.conv %n, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (...) -> tensor<1x8x8x16xf32>
+          func.return %b : tensor<1x8x8x16xf32>
+        }
+    """
+
+    name = "partition"
+
+    mode: Literal["support", "cost"] = option(
+        "support",
+        "support: every supported op on the NPU; cost: also move NPU ops to the CPU "
+        "when their transfers cost more than they gain",
+    )
+    target: str = option("", "the target: a preset name or a TOML file (default: irc-opt --target)")
+    report: str = option(
+        "", "write the partition report to this file (JSON if it ends in .json, else text)"
+    )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from irc.targets import require_target
+
+        target = require_target(self.name, self.target or None)
+        # The remark goes to the first function with nn ops (before they move out).
+        functions = functions_to_partition(op)
+        with_ops = [f for f in functions if any(_is_compute(o) for o in f.walk())]
+        anchor: Operation = next(iter(with_ops or functions), op)
+        report = partition_module(op, target, self.mode)
+        if self.report:
+            report.write(self.report)
+        emit(summary_remark(report, anchor))
