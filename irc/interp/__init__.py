@@ -29,6 +29,7 @@ from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp.nn import NNFunctions
 from irc.interp.part import PartFunctions
+from irc.interp.quant import QuantFunctions
 from irc.ir import weights
 
 NAME_ATTR = "irc.name"
@@ -40,7 +41,7 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 
 def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`."""
-    return [FuncFunctions(), NNFunctions(), PartFunctions()]
+    return [FuncFunctions(), NNFunctions(), PartFunctions(), QuantFunctions()]
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

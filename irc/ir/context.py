@@ -46,11 +46,18 @@ def _part() -> Dialect:
     return PART
 
 
+def _quant() -> Dialect:
+    from irc.dialects.quant import QUANT
+
+    return QUANT
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "builtin": _builtin,
     "func": _func,
     "nn": _nn,
     "part": _part,
+    "quant": _quant,
 }
 """Every dialect irc registers, by name, with the function that loads it."""
 

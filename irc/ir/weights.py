@@ -85,6 +85,9 @@ def dtype_of(element_type: Attribute) -> np.dtype:
             return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
         case IndexType():
             return np.dtype(np.int64)
+        case _ if isinstance(getattr(element_type, "storage_type", None), IntegerType):
+            # A quantized type (irc.dialects.quant) is held as its storage integers.
+            return dtype_of(element_type.storage_type)  # type: ignore[attr-defined]
         case _:
             raise ValueError(f"no numpy dtype for {element_type}")
 
