@@ -54,7 +54,9 @@ PASSES: dict[str, tuple[str, str]] = {
     "fuse-activation": ("irc.transforms.fuse_activation", "FuseActivationPass"),
     "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
+    "lower-to-qnn": ("irc.transforms.lower_to_qnn", "LowerToQNNPass"),
     "partition": ("irc.transforms.partition", "PartitionPass"),
+    "quantize": ("irc.transforms.quantize", "QuantizePass"),
 }
 """Every pass: its pipeline name -> (module, class name). Keep it sorted by name."""
 

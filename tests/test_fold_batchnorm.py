@@ -357,10 +357,84 @@ def imported(name: str) -> ModuleOp:
 def test_light_model_keeps_no_batch_norm(name: str) -> None:
     module = imported(name)
     before = op_counts(module)
-    after = apply_and_compare(module, "fold-batchnorm", rtol=RTOL)
+    after = apply_and_compare(module, "fold-batchnorm{chains=false}", rtol=RTOL)
     counts = op_counts(after)
     folded, lowered = LIGHT_MODELS_WITH_BATCH_NORM[name]
     assert before["nn.batch_norm"] == folded + lowered
     assert counts["nn.batch_norm"] == 0
     assert counts["nn.mul"] - before["nn.mul"] == lowered
     assert counts["nn.conv"] == before["nn.conv"]
+
+
+# --------------------------------------------------------------------------------------
+# Chains of constant scales and shifts
+
+
+LIGHT_MODELS_WITH_AFFINE_CHAINS = {
+    # model: (muls (and adds) by constants after fold-batchnorm without chains, with)
+    # DenseNet-121: a Caffe scale layer (mul, add) after each of its 121 batch norms;
+    # the 62 after a concat or pooling stay, as one mul and one add each, the 59 after
+    # a conv fold into it. Inception v2: every scale layer follows a conv.
+    "densenet121": (183, 62),
+    "inception_v2": (69, 0),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LIGHT_MODELS_WITH_AFFINE_CHAINS)
+def test_light_model_affine_chains_combine(name: str) -> None:
+    module = imported(name)
+    # canonicalize first, as graph-opt does: it folds the unsqueezes of the constants.
+    unchained_module = apply_and_compare(
+        module, "canonicalize,fold-batchnorm{chains=false}", rtol=RTOL
+    )
+    unchained = op_counts(unchained_module)
+    after = apply_and_compare(module, "canonicalize,fold-batchnorm", rtol=RTOL)
+    counts = op_counts(after)
+    expected_before, expected_after = LIGHT_MODELS_WITH_AFFINE_CHAINS[name]
+    assert (unchained["nn.mul"], counts["nn.mul"]) == (expected_before, expected_after)
+    assert unchained["nn.add"] - counts["nn.add"] == expected_before - expected_after
+    assert counts["nn.conv"] == unchained["nn.conv"]
+
+
+def chain_case(layout: str, seed: int = RNG_SEED) -> ModuleOp:
+    """conv -> batch norm -> relu -> scale -> shift -> scale (x2) -> shift, with random
+    per-channel constants in the layout's channel axis and a scalar."""
+    rng = np.random.default_rng(seed)
+    channels = 4
+    x_shape = (1, 3, 5, 5) if layout == "nchw" else (1, 5, 5, 3)
+    y_shape = (1, channels, 5, 5) if layout == "nchw" else (1, 5, 5, channels)
+    weight_shape = (channels, 3, 3, 3)
+    per_channel = (channels, 1, 1) if layout == "nchw" else (channels,)
+    properties = ', layout = "nhwc"' if layout == "nhwc" else ""
+    y, p = tensor(y_shape), tensor(per_channel)
+    body = (
+        constant("w", rng.standard_normal(weight_shape))
+        + constant("b", rng.standard_normal(channels))
+        + batch_norm_constants(channels, rng)
+        + constant("s1", rng.uniform(0.5, 2, per_channel))
+        + constant("t1", rng.standard_normal(per_channel))
+        + constant("s2", rng.uniform(-2, 2, per_channel))
+        + constant("k", np.array(1.5))
+        + constant("t2", rng.standard_normal(per_channel))
+        + f"  %y = nn.conv %x, %w, %b {{pads = [1, 1, 1, 1]{properties}}} : "
+        f"({tensor(x_shape)}, {tensor(weight_shape)}, {tensor((channels,))}) -> {y}\n"
+        + batch_norm("y", y_shape, layout).replace("%z =", "%n =")
+        + f"  %r = nn.relu %n : {y}\n"
+        f"  %m1 = nn.mul %r, %s1 : ({y}, {p}) -> {y}\n"
+        f"  %a1 = nn.add %m1, %t1 : ({y}, {p}) -> {y}\n"
+        f"  %m2 = nn.mul %s2, %a1 : ({p}, {y}) -> {y}\n"
+        f"  %m3 = nn.mul %m2, %k : ({y}, tensor<f32>) -> {y}\n"
+        f"  %z = nn.add %m3, %t2 {{activation = #nn.activation<relu>}} : ({y}, {p}) -> {y}\n"
+    )
+    return parse(function({"x": x_shape}, body, y_shape))
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_affine_chains_compute_what_they_replace(layout: str) -> None:
+    after = apply_and_compare(chain_case(layout), "fold-batchnorm", rtol=RTOL)
+    counts = op_counts(after)
+    # The batch norm folds into the conv; after the relu, the three scales and two
+    # shifts become one mul and one add (with the relu).
+    assert (counts["nn.conv"], counts["nn.batch_norm"]) == (1, 0)
+    assert (counts["nn.mul"], counts["nn.add"], counts["nn.relu"]) == (1, 1, 1)

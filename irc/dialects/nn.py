@@ -72,6 +72,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from irc.dialects.quant import UniformQuantizedType
 from irc.ir import weights
 
 AttributeT = TypeVar("AttributeT", bound=Attribute)
@@ -308,6 +309,14 @@ class NNCanonicalization(HasCanonicalizationPatternsTrait):
         return ()
 
 
+def _verify_quantized(value_type: Attribute) -> None:
+    """A per-axis quantized element type must fit its tensor (one scale per slice)."""
+    if isinstance(value_type, TensorType):
+        element = value_type.get_element_type()
+        if isinstance(element, UniformQuantizedType):
+            element.verify_tensor(value_type)
+
+
 class NNOp(IRDLOperation):
     """Base class of `nn` ops: the shared syntax, verifier and builders.
 
@@ -358,8 +367,10 @@ class NNOp(IRDLOperation):
     def verify_(self) -> None:
         for index, operand in enumerate(self.operands):
             static_shape(operand.type, f"operand #{index}")
+            _verify_quantized(operand.type)
         for index, result in enumerate(self.results):
             static_shape(result.type, f"result #{index}")
+            _verify_quantized(result.type)
         if self.FLOAT_ONLY and self.operands:
             element_type = tensor_type(self.operands[0]).get_element_type()
             if not _is_float(element_type):
@@ -704,16 +715,7 @@ class ConstantOp(NNOp):
 
     def array(self) -> np.ndarray:
         """The value as a read-only numpy array; an `IrcError` if it was elided."""
-        if isinstance(self.value, DenseIntOrFPElementsAttr):
-            return weights.numpy_from_dense(self.value)
-        from irc.diagnostics import error
-
-        raise error(
-            f"constant 'dense_resource<{self.value.resource_handle.data}>' has no data: "
-            "its weights were elided when this IR was printed",
-            self,
-            hint="print the IR with --weights=resource or --weights=sidecar to keep them",
-        )
+        return weights.constant_data(self.value, self)
 
     def verify_(self) -> None:
         static_shape(self.result.type, "result")
@@ -1882,7 +1884,10 @@ class TransposeOp(NNOp):
         perm = props.ints("perm") or []
         if sorted(perm) != list(range(len(shape))):
             raise fail(f"perm {perm} is not a permutation of the {len(shape)} axes")
-        return [TensorType(operand_types[0].get_element_type(), [shape[p] for p in perm])]
+        element = operand_types[0].get_element_type()
+        if isinstance(element, UniformQuantizedType) and element.quantized_axis is not None:
+            element = element.with_axis(perm.index(element.quantized_axis))  # it moves too
+        return [TensorType(element, [shape[p] for p in perm])]
 
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")

@@ -174,6 +174,19 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
                     f"[{self.storage_min.data}, {self.storage_max.data}]"
                 )
 
+    def with_axis(self, axis: int) -> UniformQuantizedType:
+        """The same per-axis parameters on another axis (after a transpose)."""
+        return UniformQuantizedType(
+            self.storage_bits,
+            self.signed,
+            self.storage_min,
+            self.storage_max,
+            self.expressed_type,
+            IntAttr(axis),
+            self.scales,
+            self.zero_points,
+        )
+
     def verify_tensor(self, tensor_type: TensorType) -> None:
         """Checks that need the tensor: the axis exists and has one scale per slice."""
         axis = self.quantized_axis

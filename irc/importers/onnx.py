@@ -23,6 +23,17 @@ What the importer guarantees:
 Opsets 6 to 21 of the default domain are supported; each op's converter handles the
 differences between versions (attributes that became inputs, changed defaults, the 2-D
 coercion of the old Softmax, legacy broadcasting before opset 7, ...).
+
+Quantized models (both formats of onnxruntime's `quantize_static`) import into the QDQ
+form of the quantized level: QuantizeLinear becomes `quant.qcast` to a
+`!quant.uniform` type (the storage type, scale and zero point of the node; per axis for
+a 1-D scale), DequantizeLinear `quant.dcast` (after a `quant.scast` of integers from an
+initializer or a graph input; symmetric int8 weights get the range [-127, 127]), and
+QLinearConv, QLinearMatMul and onnxruntime's com.microsoft QGemm, QLinearAdd,
+QLinearMul, QLinearConcat, QLinear(Global)AveragePool, QLinearSoftmax, QLinearSigmoid
+and QLinearLeakyRelu their float op between the dcasts of their inputs and the qcast
+of their result. Ops that only move values (MaxPool, Reshape, ...) may read quantized
+tensors; a quantized graph output returns its stored integers.
 """
 
 from __future__ import annotations
@@ -56,7 +67,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from irc.diagnostics import Diagnostic, IrcError, Location
-from irc.dialects import nn
+from irc.dialects import nn, quant
 from irc.ir import weights
 
 MIN_OPSET = 6
@@ -378,7 +389,7 @@ class _GraphImporter:
         versions = {entry.domain or "ai.onnx": entry.version for entry in self.model.opset_import}
         diagnostics = []
         for index, node in enumerate(self.graph.node):
-            if node.domain in DEFAULT_DOMAINS and node.op_type in CONVERTERS:
+            if _converter_of(node) is not None:
                 continue
             domain = node.domain or "ai.onnx"
             version = versions.get(domain, "?")
@@ -501,9 +512,17 @@ class _GraphImporter:
         for position, name in enumerate(node.proto.input):
             if name and name not in self.values:
                 raise node.error(f"input #{position} '{name}' is not defined before this node")
-        produced = CONVERTERS[node.op_type](node)
-        if isinstance(produced, SSAValue):
-            produced = [produced]
+        converter = _converter_of(node.proto)
+        assert converter is not None, "_check_supported lets only known ops through"
+        if not _takes_quantized_inputs(node.proto) and any(
+            quant.quantized_element(value.type) for value in node.inputs()
+        ):
+            converted: SSAValue | Sequence[SSAValue | None] = _convert_on_dequantized(
+                node, converter
+            )
+        else:
+            converted = converter(node)
+        produced = [converted] if isinstance(converted, SSAValue) else converted
         for position, name in enumerate(node.proto.output):
             if not name:
                 continue
@@ -521,7 +540,17 @@ class _GraphImporter:
         for output in self.graph.output:
             if output.name not in self.values:
                 raise self.error(f"graph output '{output.name}' is not produced by any node")
-            results.append((output.name, self.values[output.name]))
+            value = self.values[output.name]
+            element = quant.quantized_element(value.type)
+            if element is not None:
+                # A quantized graph output (a QuantizeLinear's) leaves as the integers
+                # ONNX gives: its storage values.
+                storage = TensorType(element.storage_type, nn.tensor_type(value).get_shape())
+                cast = quant.StorageCastOp(operands=[value], result_types=[storage])
+                cast.location = _name_loc(output.name)
+                self.block.add_op(cast)
+                value = cast.result
+            results.append((output.name, value))
         return results
 
     # ---- values known at import time ---------------------------------------------------
@@ -591,10 +620,16 @@ def _dims_text(dims: Sequence[int | str]) -> str:
     return "x".join(str(d) for d in dims) if dims else "scalar"
 
 
+QUANT_CASTS = (quant.QuantizeCastOp, quant.DequantizeCastOp, quant.StorageCastOp)
+
+
 def _eliminate_dead_ops(block: Block) -> None:
-    """Erase nn ops whose results are unused (folded shape chains, unused weights)."""
+    """Erase nn ops and quant casts whose results are unused (folded shape chains,
+    unused weights, the casts of a quantized value that only its shape was taken of)."""
     for op in reversed(list(block.ops)):
-        if isinstance(op, nn.NNOp) and all(result.first_use is None for result in op.results):
+        if isinstance(op, (nn.NNOp, *QUANT_CASTS)) and all(
+            result.first_use is None for result in op.results
+        ):
             op.detach()
             op.erase()
 
@@ -611,6 +646,9 @@ class OnnxNode:
     index: int
     importer: _GraphImporter
     attributes: dict[str, onnx.AttributeProto] = field(init=False)
+    substitutes: dict[int, SSAValue] = field(default_factory=dict)
+    """Inputs to read in place of the graph's values, by position (the dequantized
+    inputs that a float converter sees when it imports a quantized op)."""
 
     def __post_init__(self) -> None:
         self.attributes = {attribute.name: attribute for attribute in self.proto.attribute}
@@ -639,11 +677,17 @@ class OnnxNode:
         """A required input."""
         if not self.has_input(position):
             raise self.error(f"input #{position} is missing")
+        if position in self.substitutes:
+            return self.substitutes[position]
         return self.importer.values[self.proto.input[position]]
 
     def inputs(self) -> list[SSAValue]:
         """Every present input, in order."""
-        return [self.importer.values[name] for name in self.proto.input if name]
+        return [
+            self.input(position)
+            for position in range(len(self.proto.input))
+            if self.has_input(position)
+        ]
 
     def shape(self, position: int) -> list[int]:
         return list(nn.tensor_type(self.input(position)).get_shape())
@@ -724,6 +768,23 @@ class OnnxNode:
         return self.emit_value(
             nn.ReshapeOp, [value], {}, [TensorType(value_type.get_element_type(), shape)]
         )
+
+    def emit_cast(
+        self,
+        op_class: type[quant.QuantizeCastOp | quant.DequantizeCastOp | quant.StorageCastOp],
+        value: SSAValue,
+        element_type: Attribute,
+    ) -> SSAValue:
+        """Append a `quant` cast of `value` to a tensor of `element_type` (same shape)."""
+        result_type = TensorType(element_type, nn.tensor_type(value).get_shape())
+        op = op_class(operands=[value], result_types=[result_type])
+        op.location = _name_loc(self.name)
+        try:
+            op.verify()
+        except VerifyException as failure:
+            raise self.error(str(failure).strip() or f"'{op_class.name}' is invalid") from None
+        self.importer.block.add_op(op)
+        return op.result
 
 
 Converter = Callable[[OnnxNode], "SSAValue | Sequence[SSAValue | None]"]
@@ -878,24 +939,28 @@ def _convert_clip(node: OnnxNode) -> SSAValue:
 
 def _softmax(op_class: type[nn.NNOp]) -> Converter:
     def convert(node: OnnxNode) -> SSAValue:
-        x = node.input(0)
-        shape = node.shape(0)
-        rank = len(shape)
-        if node.opset >= 13:
-            return node.emit_value(op_class, [x], {"axis": _int(node.attr("axis", -1))})
-        # Before opset 13, the input is coerced to 2-D at `axis` (default 1) and the
-        # softmax runs over the second dimension.
-        axis = node.attr("axis", 1)
-        if not -rank <= axis <= rank:
-            raise node.error(f"axis {axis} is out of range for rank {rank}")
-        axis = axis + rank if axis < 0 else axis
-        if axis == rank - 1:
-            return node.emit_value(op_class, [x], {"axis": _int(-1)})
-        flat = node.reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
-        normalized = node.emit_value(op_class, [flat], {"axis": _int(1)})
-        return node.reshape(normalized, shape)
+        return _emit_softmax(node, op_class, node.input(0), node.opset)
 
     return convert
+
+
+def _emit_softmax(node: OnnxNode, op_class: type[nn.NNOp], x: SSAValue, opset: int) -> SSAValue:
+    """Softmax or LogSoftmax of `x` with the semantics of `opset`."""
+    shape = list(nn.tensor_type(x).get_shape())
+    rank = len(shape)
+    if opset >= 13:
+        return node.emit_value(op_class, [x], {"axis": _int(node.attr("axis", -1))})
+    # Before opset 13, the input is coerced to 2-D at `axis` (default 1) and the
+    # softmax runs over the second dimension.
+    axis = node.attr("axis", 1)
+    if not -rank <= axis <= rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        return node.emit_value(op_class, [x], {"axis": _int(-1)})
+    flat = node.reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
+    normalized = node.emit_value(op_class, [flat], {"axis": _int(1)})
+    return node.reshape(normalized, shape)
 
 
 def _convert_cast(node: OnnxNode) -> SSAValue:
@@ -982,7 +1047,14 @@ def _check_kernel_shape(node: OnnxNode, kernel: Sequence[int]) -> None:
 
 
 def _convert_conv(node: OnnxNode) -> SSAValue:
-    x_shape, w_shape = node.shape(0), node.shape(1)
+    properties = _conv_properties(node, node.shape(0), node.shape(1))
+    return node.emit_value(nn.ConvOp, node.inputs(), properties)
+
+
+def _conv_properties(
+    node: OnnxNode, x_shape: Sequence[int], w_shape: Sequence[int]
+) -> dict[str, Attribute | None]:
+    """The nn.conv properties of a Conv (or QLinearConv) node."""
     if len(x_shape) < 3 or len(w_shape) != len(x_shape):
         raise node.error(
             f"input rank {len(x_shape)} and weight rank {len(w_shape)} must be equal and >= 3"
@@ -991,13 +1063,12 @@ def _convert_conv(node: OnnxNode) -> SSAValue:
     _check_kernel_shape(node, kernel)
     strides, dilations = _spatial_attrs(node, len(kernel))
     pads = _explicit_pads(node, x_shape[2:], kernel, strides, dilations)
-    properties = {
+    return {
         "strides": _ints_unless(strides, 1),
         "pads": _ints_unless(pads, 0),
         "dilations": _ints_unless(dilations, 1),
         "group": _int(node.attr("group")),
     }
-    return node.emit_value(nn.ConvOp, node.inputs(), properties)
 
 
 def _convert_conv_transpose(node: OnnxNode) -> SSAValue:
@@ -1462,6 +1533,426 @@ def _convert_upsample(node: OnnxNode) -> SSAValue:
 
 
 # --------------------------------------------------------------------------------------
+# Quantized models: QuantizeLinear / DequantizeLinear (QDQ) and the QLinear ops
+#
+# Both formats of onnxruntime's quantize_static import into irc's QDQ form. A quantized
+# tensor is a value of a `!quant.uniform` type (storage, scale and zero point as the
+# model gives them); DequantizeLinear is a `quant.dcast` of it (after a `quant.scast`
+# where the integers come from an initializer or a graph input) and QuantizeLinear a
+# `quant.qcast`. A QLinear op (QLinearConv, QLinearMatMul, and onnxruntime's QGemm,
+# QLinearAdd, ... of the com.microsoft domain) becomes its float op between the dcasts
+# of its inputs and the qcast of its result: the same patterns as the `quantize` pass
+# writes, so that `lower-to-qnn` lowers imported and irc-quantized models alike.
+
+
+STORAGE_DTYPES: dict[np.dtype, tuple[int, bool]] = {
+    np.dtype(np.int8): (8, True),
+    np.dtype(np.uint8): (8, False),
+    np.dtype(np.int16): (16, True),
+    np.dtype(np.uint16): (16, False),
+    np.dtype(np.int32): (32, True),
+}
+"""The integer types a quantized tensor can be stored in: (bits, signed)."""
+
+NARROW_INT8 = (-127, 127)
+"""The storage range of symmetric int8 weights (irc's and onnxruntime's)."""
+
+
+def _storage_dtype(value: SSAValue) -> np.dtype:
+    """The integer type `value`'s elements are stored in (quantized or plain)."""
+    value_type = nn.tensor_type(value)
+    element = quant.quantized_element(value_type)
+    return weights.dtype_of(element.storage_type if element else value_type.get_element_type())
+
+
+def _zero_point_dtype(node: OnnxNode, position: int, default: np.dtype) -> np.dtype:
+    """The type of a zero point input, which says how a result is stored; `default`
+    when the input is absent."""
+    zero_point = node.constant(position, "the zero point")
+    return default if zero_point is None else np.asarray(zero_point).dtype
+
+
+def _quantized_type(
+    node: OnnxNode,
+    scale_position: int,
+    zero_point_position: int,
+    shape: Sequence[int],
+    storage: np.dtype,
+    axis: int | None = None,
+    what: str = "the input",
+) -> quant.UniformQuantizedType:
+    """The quantized type that a node's scale and zero point inputs give a tensor of
+    `shape` stored as `storage`. A scale of one value is per tensor; a 1-D scale of
+    several values is per axis `axis` (the op allows no such scale if `axis` is None).
+    An absent zero point is 0."""
+    scale = node.constant(scale_position, f"{what}'s scale")
+    if scale is None:
+        raise node.error(f"{what}'s scale (input #{scale_position}) is missing")
+    scale = np.asarray(scale)
+    zero_point = node.constant(zero_point_position, f"{what}'s zero point")
+    if scale.dtype != np.float32:
+        raise node.error(
+            f"{what}'s scale is {scale.dtype}; irc's quantized types express float32",
+            hint="quantize the model with float32 scales",
+        )
+    if storage not in STORAGE_DTYPES:
+        raise node.error(
+            f"{what} is stored as {storage}, which irc cannot quantize to",
+            hint="irc's quantized types are stored as int8, uint8, int16, uint16 or int32",
+        )
+    if zero_point is not None and np.asarray(zero_point).dtype != storage:
+        raise node.error(
+            f"{what}'s zero point is {np.asarray(zero_point).dtype}, but the tensor is "
+            f"stored as {storage}"
+        )
+    scales = scale.reshape(-1)
+    zero_points = (
+        np.zeros(scales.shape, np.int64)
+        if zero_point is None
+        else np.asarray(zero_point).reshape(-1).astype(np.int64)
+    )
+    if zero_points.size != scales.size:
+        raise node.error(f"{what} has {scales.size} scales but {zero_points.size} zero points")
+    if not np.all(np.isfinite(scales) & (scales > 0)):
+        raise node.error(f"{what}'s scales must be positive and finite")
+    quantized_axis = None
+    if scales.size != 1:
+        rank = len(shape)
+        if axis is None or scale.ndim != 1:
+            allowed = "one scale" if axis is None else "a scalar or 1-D scale"
+            raise node.error(f"{what}'s scale has shape {list(scale.shape)}; {allowed} expected")
+        if not -rank <= axis < rank:
+            raise node.error(f"{what}'s quantization axis {axis} is out of range for rank {rank}")
+        quantized_axis = axis + rank if axis < 0 else axis
+        if shape[quantized_axis] != scales.size:
+            raise node.error(
+                f"{what} has {shape[quantized_axis]} slices along axis {quantized_axis} but "
+                f"{scales.size} scales"
+            )
+    bits, signed = STORAGE_DTYPES[storage]
+    try:
+        return quant.UniformQuantizedType.make(
+            [float(s) for s in scales],
+            [int(z) for z in zero_points],
+            bits=bits,
+            signed=signed,
+            axis=quantized_axis,
+        )
+    except VerifyException as failure:
+        raise node.error(f"{what}'s quantization parameters are invalid: {failure}") from None
+
+
+def _narrowed(element: quant.UniformQuantizedType, data: np.ndarray) -> quant.UniformQuantizedType:
+    """`element` with int8's symmetric range [-127, 127] when it describes `data` so:
+    the weights of onnxruntime's symmetric quantization are typed as irc's."""
+    bits, signed = element.storage_bits.data, bool(element.signed.data)
+    if (bits, signed) != (8, True) or any(element.zero_point_values) or data.size == 0:
+        return element
+    if int(data.min()) < NARROW_INT8[0]:
+        return element
+    return quant.UniformQuantizedType.make(
+        element.scale_values,
+        element.zero_point_values,
+        storage_range=NARROW_INT8,
+        axis=element.quantized_axis,
+    )
+
+
+def _reinterpret(node: OnnxNode, value: SSAValue, element: quant.UniformQuantizedType) -> SSAValue:
+    """`value`'s integers as a tensor of `element` (`quant.scast`s where needed)."""
+    current = quant.quantized_element(value.type)
+    if current == element:
+        return value
+    if current is not None:
+        value = node.emit_cast(quant.StorageCastOp, value, current.storage_type)
+    return node.emit_cast(quant.StorageCastOp, value, element)
+
+
+def _quantized_input(
+    node: OnnxNode,
+    position: int,
+    scale_position: int,
+    zero_point_position: int,
+    axis: int | None = None,
+    what: str = "the input",
+) -> SSAValue:
+    """Input `position` as a quantized tensor, typed by the scale and zero point inputs."""
+    value = node.input(position)
+    element = _quantized_type(
+        node,
+        scale_position,
+        zero_point_position,
+        nn.tensor_type(value).get_shape(),
+        _storage_dtype(value),
+        axis,
+        what,
+    )
+    if quant.quantized_element(value.type) is None:
+        data = node.importer.known_array(value)
+        if data is not None:
+            element = _narrowed(element, np.asarray(data))
+    return _reinterpret(node, value, element)
+
+
+def _dequantize(node: OnnxNode, value: SSAValue) -> SSAValue:
+    element = quant.quantized_element(value.type)
+    assert element is not None
+    return node.emit_cast(quant.DequantizeCastOp, value, element.expressed_type)
+
+
+def _dequantized_input(
+    node: OnnxNode,
+    position: int,
+    scale_position: int,
+    zero_point_position: int,
+    axis: int | None = None,
+    what: str = "the input",
+) -> SSAValue:
+    """Input `position` dequantized: the float tensor that a QLinear op computes on."""
+    quantized = _quantized_input(node, position, scale_position, zero_point_position, axis, what)
+    return _dequantize(node, quantized)
+
+
+def _quantized_output(
+    node: OnnxNode,
+    value: SSAValue,
+    scale_position: int,
+    zero_point_position: int,
+    default_storage: np.dtype,
+) -> SSAValue:
+    """The float result `value` quantized by the node's output scale and zero point."""
+    storage = _zero_point_dtype(node, zero_point_position, default_storage)
+    shape = nn.tensor_type(value).get_shape()
+    element = _quantized_type(
+        node, scale_position, zero_point_position, shape, storage, None, "the output"
+    )
+    return node.emit_cast(quant.QuantizeCastOp, value, element)
+
+
+def _scales(value: SSAValue) -> np.ndarray:
+    element = quant.quantized_element(value.type)
+    assert element is not None
+    return np.asarray(element.scale_values, np.float32)
+
+
+def _dequantized_bias(
+    node: OnnxNode, position: int, scales: np.ndarray, channel_axis: int
+) -> SSAValue:
+    """An int32 bias input of scale `scales` (per channel along `channel_axis` if there
+    are several) and zero point 0, dequantized."""
+    bias = node.input(position)
+    if _storage_dtype(bias) != np.int32:
+        raise node.error(f"the bias (input #{position}) must be int32, not {_storage_dtype(bias)}")
+    shape = nn.tensor_type(bias).get_shape()
+    axis = None
+    if scales.size > 1:
+        axis = channel_axis + len(shape) if channel_axis < 0 else channel_axis
+        if not 0 <= axis < len(shape) or shape[axis] != scales.size:
+            raise node.error(
+                f"the bias of shape {_dims_text(shape)} does not have one value per channel "
+                f"of the {scales.size} scales"
+            )
+    if not np.all(scales > 0):
+        raise node.error("the bias scale (the product of the input scales) underflows to 0")
+    element = quant.UniformQuantizedType.make([float(s) for s in scales], 0, bits=32, axis=axis)
+    return _dequantize(node, _reinterpret(node, bias, element))
+
+
+def _no_blocks(node: OnnxNode) -> None:
+    if node.attr("block_size", 0):
+        raise node.error(
+            "blocked quantization (block_size > 0) is not supported",
+            hint="irc quantizes per tensor or per axis",
+        )
+
+
+def _convert_quantize_linear(node: OnnxNode) -> SSAValue:
+    _no_blocks(node)
+    x = node.input(0)
+    default = np.dtype(np.uint8)  # ONNX's type without a zero point ...
+    output_dtype = node.attr("output_dtype", 0)
+    if output_dtype:  # ... unless opset 21's output_dtype says otherwise
+        default = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(output_dtype))
+    storage = _zero_point_dtype(node, 2, default)
+    element = _quantized_type(
+        node, 1, 2, node.shape(0), storage, node.attr("axis", 1), "the output"
+    )
+    if nn.tensor_type(x).get_element_type() != element.expressed_type:
+        raise node.error(
+            f"the input is {nn.tensor_type(x).get_element_type()}; irc quantizes float32 tensors"
+        )
+    return node.emit_cast(quant.QuantizeCastOp, x, element)
+
+
+def _convert_dequantize_linear(node: OnnxNode) -> SSAValue:
+    _no_blocks(node)
+    return _dequantized_input(node, 0, 1, 2, node.attr("axis", 1))
+
+
+def _convert_qlinear_conv(node: OnnxNode) -> SSAValue:
+    # x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+    x = _quantized_input(node, 0, 1, 2, what="x")
+    w = _quantized_input(node, 3, 4, 5, axis=0, what="w")
+    operands = [_dequantize(node, x), _dequantize(node, w)]
+    if node.has_input(8):  # int32, of scale x_scale * w_scale and zero point 0
+        operands.append(_dequantized_bias(node, 8, _scales(x) * _scales(w), 0))
+    x_shape = nn.tensor_type(x).get_shape()
+    properties = _conv_properties(node, x_shape, nn.tensor_type(w).get_shape())
+    y = node.emit_value(nn.ConvOp, operands, properties)
+    return _quantized_output(node, y, 6, 7, _storage_dtype(x))
+
+
+def _convert_qlinear_matmul(node: OnnxNode) -> SSAValue:
+    # a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point;
+    # a may be quantized per row, b per column.
+    a = _quantized_input(node, 0, 1, 2, axis=-2, what="a")
+    b = _quantized_input(node, 3, 4, 5, axis=-1, what="b")
+    y = node.emit_value(nn.MatMulOp, [_dequantize(node, a), _dequantize(node, b)])
+    return _quantized_output(node, y, 6, 7, _storage_dtype(a))
+
+
+def _convert_qgemm(node: OnnxNode) -> SSAValue:
+    # com.microsoft QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C,
+    # y_scale, y_zero_point. B may be quantized per column (N); C is int32 of scale
+    # alpha * a_scale * b_scale; without y_scale the result stays float.
+    trans_a, trans_b = bool(node.attr("transA", 0)), bool(node.attr("transB", 0))
+    alpha = float(node.attr("alpha", 1.0))
+    a = _quantized_input(node, 0, 1, 2, what="A")
+    b = _quantized_input(node, 3, 4, 5, axis=0 if trans_b else 1, what="B")
+    operands = [_dequantize(node, a), _dequantize(node, b)]
+    if node.has_input(6):
+        scales = np.float32(alpha) * _scales(a) * _scales(b)
+        operands.append(_dequantized_bias(node, 6, scales, -1))
+    properties = {
+        "alpha": _float(alpha),
+        "trans_a": _bool(trans_a),
+        "trans_b": _bool(trans_b),
+    }
+    y = node.emit_value(nn.GemmOp, operands, properties)
+    if not node.has_input(7):
+        return y
+    return _quantized_output(node, y, 7, 8, _storage_dtype(a))
+
+
+def _qlinear_binary(op_class: type[nn.NNOp]) -> Converter:
+    """QLinearAdd, QLinearMul: A, A_scale, A_zero_point, B, B_scale, B_zero_point,
+    C_scale, C_zero_point."""
+
+    def convert(node: OnnxNode) -> SSAValue:
+        a = _quantized_input(node, 0, 1, 2, what="A")
+        b = _dequantized_input(node, 3, 4, 5, what="B")
+        y = node.emit_value(op_class, [_dequantize(node, a), b])
+        return _quantized_output(node, y, 6, 7, _storage_dtype(a))
+
+    return convert
+
+
+def _qlinear_unary(emit: Callable[[OnnxNode, SSAValue], SSAValue]) -> Converter:
+    """QLinearSigmoid, QLinearSoftmax, the QLinear pools ...: X, X_scale, X_zero_point,
+    Y_scale, Y_zero_point; `emit` imports the float op on the dequantized X."""
+
+    def convert(node: OnnxNode) -> SSAValue:
+        if node.attr("channels_last", 0):
+            raise node.error(
+                "channels_last=1 is not supported", hint="import the NCHW form of the model"
+            )
+        x = _quantized_input(node, 0, 1, 2, what="X")
+        y = emit(node, _dequantize(node, x))
+        return _quantized_output(node, y, 3, 4, _storage_dtype(x))
+
+    return convert
+
+
+def _emit_qlinear_average_pool(node: OnnxNode, x: SSAValue) -> SSAValue:
+    node.substitutes[0] = x  # AveragePool's attributes, on the dequantized input
+    produced = _pool(nn.AveragePoolOp)(node)
+    average = produced if isinstance(produced, SSAValue) else produced[0]
+    assert average is not None
+    return average
+
+
+def _convert_qlinear_concat(node: OnnxNode) -> SSAValue:
+    # Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) for each input.
+    count, extra = divmod(len(node.proto.input) - 2, 3)
+    if count < 1 or extra:
+        raise node.error("expected Y_scale, Y_zero_point and (tensor, scale, zero point) triples")
+    quantized = [
+        _quantized_input(node, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, what=f"input {i}")
+        for i in range(count)
+    ]
+    inputs = [_dequantize(node, value) for value in quantized]
+    y = node.emit_value(nn.ConcatOp, inputs, {"axis": _int(node.attr("axis"))})
+    return _quantized_output(node, y, 0, 1, _storage_dtype(quantized[0]))
+
+
+SHARED_SCALE_OPS = frozenset(
+    {
+        "MaxPool",
+        "GlobalMaxPool",
+        "ReduceMax",
+        "ReduceMin",
+        "Reshape",
+        "Flatten",
+        "Transpose",
+        "Squeeze",
+        "Unsqueeze",
+        "Identity",
+        "Dropout",
+        "Slice",
+        "Split",
+        "Gather",
+        "Concat",
+        "Expand",
+        "Tile",
+        "DepthToSpace",
+        "Resize",
+        "Shape",
+    }
+)
+"""Ops that only move or select values, which onnxruntime's QOperator models apply to
+quantized tensors directly (MaxPool, Reshape, ...): on the dequantized values with
+the result quantized again with the same type, they compute the same integers."""
+
+
+def _convert_on_dequantized(node: OnnxNode, converter: Converter) -> Sequence[SSAValue | None]:
+    """Import a float op whose inputs include quantized tensors (only ops of
+    SHARED_SCALE_OPS, whose integers are a selection of their inputs' integers)."""
+    elements = {
+        position: quant.quantized_element(node.input(position).type)
+        for position in range(len(node.proto.input))
+        if node.has_input(position)
+    }
+    quantized = {position: element for position, element in elements.items() if element}
+    first = min(quantized)
+    if node.op_type not in SHARED_SCALE_OPS or (
+        node.op_type == "Resize" and node.attr("mode", "nearest") != "nearest"
+    ):
+        raise node.error(
+            f"input #{first} '{node.proto.input[first]}' is a quantized tensor, which irc "
+            f"imports into {node.op_type} only through a DequantizeLinear",
+            hint="quantized tensors feed DequantizeLinear, the QLinear ops, and ops that "
+            "only move values (MaxPool, Reshape, Transpose, Concat, ...)",
+        )
+    element = quantized[first]
+    if any(other != element for other in quantized.values()) or element.is_per_axis:
+        raise node.error(
+            "its quantized inputs must share one per-tensor scale and zero point",
+            hint="dequantize them first (DequantizeLinear)",
+        )
+    for position in quantized:
+        node.substitutes[position] = _dequantize(node, node.input(position))
+    produced = converter(node)
+    results = [produced] if isinstance(produced, SSAValue) else list(produced)
+    return [
+        node.emit_cast(quant.QuantizeCastOp, result, element)
+        if result is not None
+        and nn.tensor_type(result).get_element_type() == element.expressed_type
+        else result
+        for result in results
+    ]
+
+
+# --------------------------------------------------------------------------------------
 # The registry
 
 
@@ -1497,10 +1988,56 @@ CONVERTERS: dict[str, Converter] = {
     "Pad": _convert_pad,
     "Resize": _convert_resize,
     "Upsample": _convert_upsample,
+    "QuantizeLinear": _convert_quantize_linear,
+    "DequantizeLinear": _convert_dequantize_linear,
+    "QLinearConv": _convert_qlinear_conv,
+    "QLinearMatMul": _convert_qlinear_matmul,
 }
 """Every supported ONNX op type (default domain) and the function that imports it."""
 
+CONTRIB_DOMAIN = "com.microsoft"
+"""onnxruntime's domain, where quantize_static's QOperator format finds its ops."""
+
+CONTRIB_CONVERTERS: dict[str, Converter] = {
+    "QuantizeLinear": _convert_quantize_linear,
+    "DequantizeLinear": _convert_dequantize_linear,
+    "QGemm": _convert_qgemm,
+    "QLinearAdd": _qlinear_binary(nn.AddOp),
+    "QLinearMul": _qlinear_binary(nn.MulOp),
+    "QLinearConcat": _convert_qlinear_concat,
+    "QLinearAveragePool": _qlinear_unary(_emit_qlinear_average_pool),
+    "QLinearGlobalAveragePool": _qlinear_unary(
+        lambda node, x: node.emit_value(nn.GlobalAveragePoolOp, [x])
+    ),
+    "QLinearSoftmax": _qlinear_unary(
+        lambda node, x: _emit_softmax(node, nn.SoftmaxOp, x, node.attr("opset", node.opset))
+    ),
+    "QLinearSigmoid": _qlinear_unary(lambda node, x: node.emit_value(nn.SigmoidOp, [x])),
+    "QLinearLeakyRelu": _qlinear_unary(
+        lambda node, x: node.emit_value(
+            nn.LeakyReluOp, [x], {"alpha": _float(node.attr("alpha", 0.01))}
+        )
+    ),
+}
+"""The ops of onnxruntime's com.microsoft domain that the importer supports."""
+
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul"})
+"""Default-domain ops whose converters take quantized tensors (every contrib op does)."""
+
+
+def _converter_of(node: onnx.NodeProto) -> Converter | None:
+    if node.domain in DEFAULT_DOMAINS:
+        return CONVERTERS.get(node.op_type)
+    if node.domain == CONTRIB_DOMAIN:
+        return CONTRIB_CONVERTERS.get(node.op_type)
+    return None
+
+
+def _takes_quantized_inputs(node: onnx.NodeProto) -> bool:
+    return node.domain == CONTRIB_DOMAIN or node.op_type in QUANTIZED_OPS
+
 
 def supported_ops() -> list[str]:
-    """The ONNX op types the importer supports, sorted."""
-    return sorted(CONVERTERS)
+    """The ONNX op types the importer supports, sorted: the default domain's, then
+    onnxruntime's as `com.microsoft.<op>`."""
+    return sorted(CONVERTERS) + sorted(f"{CONTRIB_DOMAIN}.{op}" for op in CONTRIB_CONVERTERS)

@@ -29,6 +29,7 @@ from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp.nn import NNFunctions
 from irc.interp.part import PartFunctions
+from irc.interp.qnn import QNNFunctions
 from irc.interp.quant import QuantFunctions
 from irc.ir import weights
 
@@ -41,7 +42,7 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 
 def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`."""
-    return [FuncFunctions(), NNFunctions(), PartFunctions(), QuantFunctions()]
+    return [FuncFunctions(), NNFunctions(), PartFunctions(), QuantFunctions(), QNNFunctions()]
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

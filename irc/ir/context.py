@@ -52,12 +52,19 @@ def _quant() -> Dialect:
     return QUANT
 
 
+def _qnn() -> Dialect:
+    from irc.dialects.qnn import QNN
+
+    return QNN
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "builtin": _builtin,
     "func": _func,
     "nn": _nn,
     "part": _part,
     "quant": _quant,
+    "qnn": _qnn,
 }
 """Every dialect irc registers, by name, with the function that loads it."""
 

@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
 WEIGHTS_FILE_ATTR = "irc.weights"
@@ -160,6 +160,24 @@ class WeightsPrinting:
             handle = f"{base}_{counter}"
         self.blobs[handle] = array
         return handle
+
+
+def constant_data(value: Attribute, op: Operation) -> np.ndarray:
+    """The data of a constant op's `value` as a read-only array; an `IrcError` at `op`
+    if its weights were elided when the IR was printed (a `dense_resource` with no
+    blob)."""
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return numpy_from_dense(value)
+    from irc.diagnostics import error
+
+    handle = getattr(value, "resource_handle", None)
+    name = handle.data if handle is not None else str(value)
+    raise error(
+        f"constant 'dense_resource<{name}>' has no data: "
+        "its weights were elided when this IR was printed",
+        op,
+        hint="print the IR with --weights=resource or --weights=sidecar to keep them",
+    )
 
 
 def print_dense(

@@ -28,6 +28,7 @@ from irc.fileio import StagedOutputs
 from irc.tools.common import (
     add_input_shape_argument,
     collect_input_shapes,
+    load_model,
     report,
     tool_error,
 )
@@ -65,27 +66,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def load_module(path: Path, input_shapes: dict[str, list[int]]):
-    """Parse `.mlir` or import `.onnx` into a verified module."""
-    from irc.ir.context import make_context
-    from irc.ir.io import parse_module, verify_module
-
-    if not path.is_file():
-        raise tool_error(TOOL, f"cannot open '{path}': no such file")
-    if path.suffix == ".onnx":
-        from irc.importers.onnx import import_model
-
-        module = import_model(path, input_shapes)
-    else:
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as failure:
-            raise tool_error(TOOL, f"cannot read '{path}': {failure}") from None
-        module = parse_module(text, make_context(), str(path), weights_dir=path.parent)
-    verify_module(module)
-    return module
-
-
 def _read_inputs(options: Sequence[str]) -> dict[str, np.ndarray]:
     inputs: dict[str, np.ndarray] = {}
     for option in options:
@@ -117,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from irc.interp import function_signature, run_function
     from irc.ir.weights import dtype_of
 
-    module = load_module(Path(args.model), collect_input_shapes(args.input_shape, TOOL))
+    module = load_model(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
     inputs = _read_inputs(args.input)
     signature_inputs, _ = function_signature(module, args.entry)
     rng = np.random.default_rng(args.seed)

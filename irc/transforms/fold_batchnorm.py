@@ -5,7 +5,8 @@ y = x * scale + shift with scale = gamma / sqrt(var + epsilon) and
 shift = beta - mean * scale. When x is the result of a linear op with constant
 weights (`nn.conv`, `nn.conv_transpose`, `nn.gemm`) that nothing else reads, the map
 folds into that op's weights and bias; otherwise it becomes an explicit `nn.mul` and
-`nn.add` by per-channel constants, which later passes fuse or fold further.
+`nn.add` by per-channel constants. Chains of such constant scales and shifts then
+combine into one mul and one add, or fold into the linear op before them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import LocationAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -137,6 +138,42 @@ def _folded_constants(
     return new_weight, bias * affine.scale + affine.shift
 
 
+def fold_into(
+    producer: FoldableProducer,
+    affine: ChannelAffine,
+    op: Operation,
+    shift_source: SSAValue,
+    rewriter: PatternRewriter,
+    activation: Attribute | None = None,
+) -> None:
+    """Replace `op`, a per-channel affine map of `producer`'s result, by a copy of
+    `producer` with the map folded into its weight and bias. Without a bias of its
+    own, the producer's new bias is named and located as `shift_source`; a fused
+    `activation` of `op` moves to the new producer."""
+    new_weight, new_bias = _folded_constants(producer, affine)
+    old_weight = producer.operands[1]
+    old_bias = producer.operands[2] if len(producer.operands) > 2 else None
+    weight = _constant_like(new_weight, old_weight, old_weight)
+    bias = _constant_like(new_bias, old_weight, shift_source if old_bias is None else old_bias)
+    properties = dict(producer.properties)
+    if isinstance(producer, nn.GemmOp):
+        properties.pop("beta", None)
+    if activation is not None:
+        properties["activation"] = activation
+    folded = type(producer).build(
+        [producer.operands[0], weight, bias],
+        properties,
+        [producer.result.type],
+        location=producer.location,
+    )
+    folded.attributes.update(producer.attributes)
+    folded.results[0].name_hint = op.results[0].name_hint or producer.result.name_hint
+    replaced = list(producer.operands[1:])
+    rewriter.replace(op, [weight, bias, folded], [folded.results[0]])
+    rewriter.erase(producer)
+    _erase_if_unused(rewriter, replaced)
+
+
 def _constant_like(array: np.ndarray, like: SSAValue, location_of: SSAValue) -> nn.ConstantOp:
     """A constant of `array` in `like`'s element type, named and located as the op
     that defines `location_of`, so folded weights keep their names."""
@@ -187,27 +224,9 @@ class FoldBatchNormPattern(RewritePattern):
         affine: ChannelAffine,
         rewriter: PatternRewriter,
     ) -> None:
-        new_weight, new_bias = _folded_constants(producer, affine)
-        old_weight = producer.operands[1]
-        old_bias = producer.operands[2] if len(producer.operands) > 2 else None
-        weight = _constant_like(new_weight, old_weight, old_weight)
-        # Without a bias of its own, the producer gets the batch norm's shift as its bias.
-        bias = _constant_like(new_bias, old_weight, op.bias if old_bias is None else old_bias)
-        properties = dict(producer.properties)
-        if isinstance(producer, nn.GemmOp):
-            properties.pop("beta", None)
-        folded = type(producer).build(
-            [producer.operands[0], weight, bias],
-            properties,
-            [producer.result.type],
-            location=producer.location,
-        )
-        folded.attributes.update(producer.attributes)
-        folded.result.name_hint = op.result.name_hint or producer.result.name_hint
-        replaced = [*producer.operands[1:], *op.operands[1:]]
-        rewriter.replace(op, [weight, bias, folded], [folded.result])
-        rewriter.erase(producer)
-        _erase_if_unused(rewriter, replaced)
+        parameters = list(op.operands[1:])
+        fold_into(producer, affine, op, op.bias, rewriter)
+        _erase_if_unused(rewriter, parameters)
 
     # batch_norm(x) -> add(mul(x, scale), shift), per channel
     def lower(self, op: nn.BatchNormOp, affine: ChannelAffine, rewriter: PatternRewriter) -> None:
@@ -228,6 +247,154 @@ class FoldBatchNormPattern(RewritePattern):
         parameters = list(op.operands[1:])
         rewriter.replace(op, [scale, scaled, shift, shifted], [shifted.result])
         _erase_if_unused(rewriter, parameters)
+
+
+# --------------------------------------------------------------------------------------
+# Chains of constant scales and shifts
+
+
+@dataclass(frozen=True)
+class _ConstantOperand:
+    """A binary op's operands as a value x and a constant c with data (in float64)."""
+
+    x: SSAValue
+    c: SSAValue
+    array: np.ndarray
+
+    @staticmethod
+    def of(op: Operation) -> _ConstantOperand | None:
+        """The split of `op`'s operands, in either order, when the result has x's type
+        (c does not broadcast x to a larger shape)."""
+        lhs, rhs = op.operands
+        for x, c in ((lhs, rhs), (rhs, lhs)):
+            array = constant_array(c)
+            if array is not None and constant_array(x) is None and x.type == op.results[0].type:
+                return _ConstantOperand(x, c, np.asarray(array, dtype=np.float64))
+        return None
+
+
+def _broadcasts_into(array: np.ndarray, value: SSAValue) -> bool:
+    """Whether `array` broadcasts to `value`'s shape without enlarging it."""
+    shape = tuple(nn.tensor_type(value).get_shape())
+    try:
+        return np.broadcast_shapes(shape, array.shape) == shape
+    except ValueError:
+        return False
+
+
+def _channel_vector(array: np.ndarray, producer: FoldableProducer) -> np.ndarray | None:
+    """`array` as one value per output channel of `producer`, if it broadcasts to the
+    producer's result along the channel axis only (or is a scalar)."""
+    if not _broadcasts_into(array, producer.result):
+        return None
+    shape = nn.tensor_type(producer.result).get_shape()
+    rank = len(shape)
+    channels_last = producer.props().str("layout") == "nhwc" or isinstance(producer, nn.GemmOp)
+    axis = rank - 1 if channels_last else 1
+    padded = array.reshape((1,) * (rank - array.ndim) + array.shape)
+    if any(size != 1 for position, size in enumerate(padded.shape) if position != axis):
+        return None
+    return np.broadcast_to(padded.reshape(-1), (shape[axis],)).copy()
+
+
+def _foldable_producer(value: SSAValue) -> FoldableProducer | None:
+    """The linear op with constant weights that defines `value` alone, if any."""
+    producer = value.owner
+    if not isinstance(producer, FoldableProducer) or not producer.result.has_one_use():
+        return None
+    if "activation" in producer.properties or constant_array(producer.operands[1]) is None:
+        return None
+    if len(producer.operands) > 2 and constant_array(producer.operands[2]) is None:
+        return None
+    return producer
+
+
+def _is_float(value: SSAValue) -> bool:
+    return np.issubdtype(dtype_of(nn.tensor_type(value).get_element_type()), np.floating)
+
+
+@dataclass
+class FoldAffineChainPattern(RewritePattern):
+    """Combine constant scales and shifts that follow each other, and fold them into
+    the conv, conv_transpose or gemm before them.
+
+    A batch norm after a concat becomes a scale and a shift; networks converted from
+    Caffe follow it with a scale layer (another mul and add). Each op is one more
+    rounding in int8, so the chain becomes one `nn.mul` and one `nn.add`, or nothing
+    when a linear op before it can absorb it. Arithmetic is in float64, rounded once.
+    """
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp | nn.AddOp) or not _is_float(op.results[0]):
+            return
+        outer = _ConstantOperand.of(op)
+        if outer is None or not outer.x.has_one_use():
+            return
+        inner = outer.x.owner
+        if producer := _foldable_producer(outer.x):
+            self.fold(op, outer, producer, rewriter)
+        elif isinstance(inner, nn.MulOp | nn.AddOp) and "activation" not in inner.properties:
+            chained = _ConstantOperand.of(inner)
+            if chained is not None:
+                self.combine(op, outer, inner, chained, rewriter)
+
+    # mul(conv(x, w, b), c) -> conv(x, w * c, b * c); add(conv(x, w, b), d) -> conv(x, w, b + d)
+    def fold(
+        self,
+        op: Operation,
+        outer: _ConstantOperand,
+        producer: FoldableProducer,
+        rewriter: PatternRewriter,
+    ) -> None:
+        vector = _channel_vector(outer.array, producer)
+        if vector is None:
+            return
+        if isinstance(op, nn.MulOp):
+            affine = ChannelAffine(vector, np.zeros_like(vector))
+        else:
+            affine = ChannelAffine(np.ones_like(vector), vector)
+        activation = op.properties.get("activation")
+        fold_into(producer, affine, op, outer.c, rewriter, activation)
+        _erase_if_unused(rewriter, [outer.c])
+
+    # mul(mul(x, a), c) -> mul(x, a * c)
+    # add(add(x, b), d) -> add(x, b + d)
+    # mul(add(x, b), c) -> add(mul(x, c), b * c)
+    def combine(
+        self,
+        op: Operation,
+        outer: _ConstantOperand,
+        inner: Operation,
+        chained: _ConstantOperand,
+        rewriter: PatternRewriter,
+    ) -> None:
+        x, a, c = chained.x, chained.array, outer.array
+        outer_constant, inner_constant = outer.c, chained.c
+        if type(op) is type(inner):
+            assert isinstance(op, nn.MulOp | nn.AddOp)
+            combined = a * c if isinstance(op, nn.MulOp) else a + c
+            if not _broadcasts_into(combined, op.results[0]):
+                return
+            constant = _constant_like(combined, op.results[0], inner_constant)
+            new = type(op).build([x, constant], dict(op.properties), [op.results[0].type])
+            new.location = op.location
+            new.results[0].name_hint = op.results[0].name_hint
+            rewriter.replace(op, [constant, new], [new.results[0]])
+        elif isinstance(op, nn.MulOp):
+            shift = a * c
+            if not _broadcasts_into(shift, op.results[0]):
+                return
+            scale = _constant_like(c, op.results[0], outer_constant)
+            scaled = nn.MulOp.build([x, scale], location=op.location)
+            scaled.result.name_hint = inner.results[0].name_hint
+            shift_constant = _constant_like(shift, op.results[0], inner_constant)
+            shifted = nn.AddOp.build([scaled, shift_constant], location=inner.location)
+            shifted.result.name_hint = op.results[0].name_hint
+            rewriter.replace(op, [scale, scaled, shift_constant, shifted], [shifted.result])
+        else:
+            return  # add(mul(x, a), d) is already the normal form
+        rewriter.erase(inner)
+        _erase_if_unused(rewriter, [outer_constant, inner_constant])
 
 
 @dataclass(frozen=True)
@@ -252,6 +419,22 @@ class FoldBatchNormPass(ModulePass):
     channels-first rank-4 input, (C) for channels-last; unless `lower-unfused=false`.
     A batch norm whose parameters are not constants is left, with a remark.
 
+    Then (unless `chains=false`) constant scales and shifts that follow each other
+    combine, so that each chain costs at most one rounding per op in int8: a batch
+    norm after a concat, followed by the scale layer of a network converted from
+    Caffe, is two muls and two adds, which become one of each. With constants a, b,
+    c, d that do not broadcast x to a larger shape, and an inner op with one user and
+    no fused activation:
+
+        mul(mul(x, a), c) -> mul(x, a * c)
+        add(add(x, b), d) -> add(x, b + d)          (the outer add's activation stays)
+        mul(add(x, b), c) -> add(mul(x, c), b * c)
+
+    and a per-channel mul or add of a foldable conv, conv_transpose or gemm result
+    (as above) folds into its weight and bias like a batch norm, the add's fused
+    activation moving to the op. These reassociate float arithmetic, in float64 and
+    rounded once, as the batch-norm fold does.
+
     ```mlir
     %y = nn.conv %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     %z = nn.batch_norm %y, %gamma, %beta, %mean, %var : (tensor<1x4x6x6xf32>, ...) -> ...
@@ -275,11 +458,16 @@ class FoldBatchNormPass(ModulePass):
     lower_unfused: bool = option(
         True, "rewrite batch norms that cannot be folded as a per-channel mul and add"
     )
+    chains: bool = option(
+        True, "combine chains of constant scales and shifts, and fold them into convs"
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FoldBatchNormPattern(self.lower_unfused)
+        patterns: list[RewritePattern] = [FoldBatchNormPattern(self.lower_unfused)]
+        if self.chains:
+            patterns.append(FoldAffineChainPattern())
         # No DCE on the way: the pass erases what it replaces and leaves other code alone.
-        applier = GreedyRewritePatternApplier([pattern], dce_enabled=False)
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)
         for batch_norm in op.walk():
             if isinstance(batch_norm, nn.BatchNormOp) and ChannelAffine.of(batch_norm) is None:

@@ -93,3 +93,13 @@ func.func @scast_wrong_storage(%q: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
   %i = quant.scast %q : tensor<4x!quant.uniform<i8:f32, 0.1>> to tensor<4xui8>
   func.return
 }
+
+// -----
+
+// nn ops on quantized tensors check per-axis types against their tensors too: a
+// transpose moves the quantized axis with the data.
+func.func @transpose_keeps_the_axis(%x: tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) {
+  // expected-error @+1 {{axis 1 has 2 slices but the type has 3 scales}}
+  %t = nn.transpose %x {perm = [1, 0]} : (tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<3x2x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>
+  func.return
+}

@@ -41,3 +41,11 @@ func.func @per_axis(%w: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %d = quant.dcast %back : tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25, 0.125}>> to tensor<2x3xf32>
   func.return %d : tensor<2x3xf32>
 }
+
+// A transpose of a per-axis quantized tensor moves the quantized axis with the data.
+// CHECK-LABEL: func.func @transpose_moves_the_axis
+// CHECK-NEXT:    %t = nn.transpose %x {perm = [1, 0]} : (tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>
+func.func @transpose_moves_the_axis(%x: tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>> {
+  %t = nn.transpose %x {perm = [1, 0]} : (tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>
+  func.return %t : tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>
+}

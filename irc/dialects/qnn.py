@@ -1,0 +1,895 @@
+"""The `qnn` dialect: integer ops on quantized tensors, with explicit requantization.
+
+Activations and weights are tensors of quantized types (`!quant.uniform<i8:f32, s:z>`,
+per-axis weights `!quant.uniform<i8<-127:127>:f32:0, {...}>`); at run time they hold
+their storage integers, and the zero points are those of the types. Convolutions and
+matrix products produce plain `i32` accumulators,
+
+    acc = sum((x - zx) * (w - zw)) + bias
+
+and `qnn.requantize` takes them to a quantized type with a fixed-point multiplier
+M in [2^30, 2^31) and shift s (m = M * 2^-(31 + s)), rounding half to even,
+adding the output zero point and clamping to [clamp_min, clamp_max] (the storage
+range, narrowed by a fused relu/relu6/clip). The arithmetic is in
+irc/quantize/scheme.py; the integer reference interpreter (irc/interp/qnn.py) is the
+bit-exact specification an NPU must match. Multipliers and shifts are properties, so
+every number an op computes with is in the IR.
+
+The syntax is `nn`'s (a property dictionary, then the types). A conv with per-channel
+weights (scales 0.01 and 0.02) on an input of scale 0.02, requantized per channel to
+scale 0.05 (m = 0.004 and 0.008) with a fused relu (clamp_min = the zero point -7):
+
+    %w = qnn.constant dense<...> : tensor<2x3x3x3xi8>
+           to tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>
+    %b = nn.constant dense<[100, -100]> : tensor<2xi32>
+    %acc = qnn.conv %x, %w, %b {pads = [1, 1, 1, 1], strides = [2, 2]}
+           : (tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>,
+              tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>,
+              tensor<2xi32>) -> tensor<1x2x4x4xi32>
+    %y = qnn.requantize %acc {axis = 1, clamp_min = -7,
+                              multiplier = [1099511600, 1099511600], shift = [7, 6]}
+           : (tensor<1x2x4x4xi32>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
+
+Ops that only move or select values (reshape, transpose, slice, flatten, ...) need no
+`qnn` op: the `nn` op applies to a quantized tensor as it is, keeping its type.
+
+The op reference is docs/qnn-ops.md; the scheme is explained in docs/quantization.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    IntegerAttr,
+    TensorType,
+    i32,
+)
+from xdsl.ir import Attribute, Dialect
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+
+from irc.dialects import nn
+from irc.dialects.nn import (
+    Props,
+    bool_prop,
+    fail,
+    int_prop,
+    ints_prop,
+    layout_prop,
+    str_prop,
+    tensor_type,
+)
+from irc.dialects.quant import UniformQuantizedType, quantized_element
+from irc.ir import weights
+from irc.quantize import scheme
+
+# --------------------------------------------------------------------------------------
+# Checks shared by the ops
+
+
+def quantized(value_type: Attribute, what: str, *, view: bool = False) -> UniformQuantizedType:
+    """The quantized element type of a tensor type, checked against the tensor.
+
+    A `view` (a channels-first view of a channels-last operand, in shape inference) is
+    not checked: its per-axis type's axis refers to the operand's own layout.
+    """
+    element = quantized_element(value_type)
+    if element is None:
+        raise fail(f"{what} must be a tensor of a quantized type, got {value_type}")
+    assert isinstance(value_type, TensorType)
+    if not view:
+        element.verify_tensor(value_type)
+    return element
+
+
+def per_tensor(value_type: Attribute, what: str) -> UniformQuantizedType:
+    """The element type of a tensor quantized per tensor."""
+    element = quantized(value_type, what)
+    if element.is_per_axis:
+        raise fail(f"{what} must be quantized per tensor, got {value_type}")
+    return element
+
+
+def eight_bit(element: UniformQuantizedType, what: str) -> UniformQuantizedType:
+    """`element`, which must have 8-bit storage (i8 or u8)."""
+    if element.storage_bits.data != 8:
+        raise fail(f"{what} must have 8-bit storage, got {element.storage_type}")
+    return element
+
+
+def zero_point(element: UniformQuantizedType) -> int:
+    """The zero point of a per-tensor type."""
+    return element.zero_point_values[0]
+
+
+def largest_offset(element: UniformQuantizedType) -> int:
+    """The largest |stored - zero_point| a value of `element` can have."""
+    low, high = element.storage_range
+    return max(max(high - z, z - low) for z in element.zero_point_values)
+
+
+def check_multipliers(multipliers: Sequence[int], shifts: Sequence[int], what: str) -> None:
+    """Every (M, s) pair is a valid fixed-point multiplier, and the lists match."""
+    if len(multipliers) != len(shifts):
+        raise fail(f"{what}: {len(multipliers)} multipliers but {len(shifts)} shifts")
+    for multiplier, shift in zip(multipliers, shifts):
+        problem = scheme.check_multiplier(multiplier, shift)
+        if problem is not None:
+            raise fail(f"{what}: {problem}")
+
+
+def check_clamp(props: Props, element: UniformQuantizedType) -> tuple[int, int]:
+    """The clamp bounds (defaulting to the storage range), checked to lie within it."""
+    low, high = element.storage_range
+    clamp_min, clamp_max = props.int("clamp_min"), props.int("clamp_max")
+    clamp_min = low if clamp_min is None else clamp_min
+    clamp_max = high if clamp_max is None else clamp_max
+    if not low <= clamp_min <= clamp_max <= high:
+        raise fail(
+            f"clamp bounds [{clamp_min}, {clamp_max}] are not an ordered part of the "
+            f"storage range [{low}, {high}]"
+        )
+    return clamp_min, clamp_max
+
+
+def clamp_bounds(op: QNNOp) -> tuple[int, int]:
+    """An op's clamp bounds, defaulting to the storage range of its result."""
+    element = quantized_element(op.results[0].type)
+    assert element is not None, "the verifier checked the result type"
+    props = op.props()
+    low, high = element.storage_range
+    clamp_min, clamp_max = props.int("clamp_min"), props.int("clamp_max")
+    return (low if clamp_min is None else clamp_min, high if clamp_max is None else clamp_max)
+
+
+def is_int32(element_type: Attribute) -> bool:
+    """True for the accumulator type `i32` (signless)."""
+    return element_type == i32
+
+
+def check_bias(value_type: TensorType, what: str = "bias") -> None:
+    """A bias is `i32`, or a quantized type with i32 storage (its integers are added)."""
+    element = value_type.get_element_type()
+    quantized_bias = quantized_element(value_type)
+    if is_int32(element):
+        return
+    if quantized_bias is not None and quantized_bias.storage_type == i32:
+        quantized_bias.verify_tensor(value_type)
+        return
+    raise fail(f"{what} must be i32 or have i32 storage, got {element}")
+
+
+def check_accumulator_bound(
+    terms: int, lhs: UniformQuantizedType, rhs: UniformQuantizedType
+) -> None:
+    """A sum of `terms` products of the two inputs (less their zero points) fits int32."""
+    bound = terms * largest_offset(lhs) * largest_offset(rhs)
+    if bound > scheme.INT32_MAX:
+        raise fail(
+            f"a sum of {terms} products can reach {bound}, which overflows the int32 accumulator"
+        )
+
+
+def with_element(value_type: TensorType, element: Attribute) -> TensorType:
+    """`value_type` with another element type."""
+    return TensorType(element, value_type.get_shape())
+
+
+def as_int32(operand_types: Sequence[TensorType]) -> list[TensorType]:
+    """The operand types with i32 elements, for reusing `nn`'s shape inference."""
+    return [with_element(t, i32) for t in operand_types]
+
+
+def inferred(types: list[TensorType] | None) -> list[TensorType]:
+    """The result types an `nn` op's inference gave (for ops that always infer)."""
+    assert types is not None, "the nn op infers its result types"
+    return types
+
+
+def check_result_shape(op: QNNOp, expected: Sequence[int]) -> None:
+    """The result's shape is `expected` (for ops whose result type is not inferred)."""
+    actual = tuple(tensor_type(op.results[0]).get_shape())
+    if actual != tuple(expected):
+        raise fail(
+            f"result shape {list(actual)} does not match the inferred shape {list(expected)}"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The base op
+
+
+def _shared(name: str) -> Any:
+    """`nn.NNOp`'s own definition of `name` (a method or classmethod)."""
+    return nn.NNOp.__dict__[name]
+
+
+class QNNOp(IRDLOperation):
+    """Base class of `qnn` ops: `nn`'s syntax, verifier and builders, but not an `nn` op.
+
+    The methods are `nn.NNOp`'s own (see there: `infer`, `check`, `build`, the custom
+    syntax). A `qnn` op is deliberately no `nn.NNOp`, so that passes over float `nn` ops
+    (constant folding through the float interpreter, activation fusion, layout
+    conversion, quantization itself) never take a `qnn` op for one of theirs.
+    """
+
+    traits = traits_def(Pure())
+
+    FLOAT_ONLY: ClassVar[bool] = False
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = ()
+
+    infer = _shared("infer")
+    check = _shared("check")
+    infer_types = _shared("infer_types")
+    props = _shared("props")
+    verify_ = _shared("verify_")
+    build = _shared("build")
+    print = _shared("print")
+    _print_properties = _shared("_print_properties")
+    parse = _shared("parse")
+    _single_type_result_count = _shared("_single_type_result_count")
+    _split_entries = _shared("_split_entries")
+
+
+# --------------------------------------------------------------------------------------
+# Constants
+
+
+@irdl_op_definition
+class ConstantOp(QNNOp):
+    """A constant of a quantized type, given by its storage integers.
+
+    The value is a dense attribute of the storage type (i8 for int8 weights); the
+    result has the quantized type, whose scales and zero points give the values'
+    meaning. Every stored value lies in the storage range.
+
+        %w = qnn.constant dense<[[1, -127]]> : tensor<1x2xi8> to tensor<1x2x!quant.uniform<i8<-127:127>:f32:0, {0.02}>>
+    """
+
+    name = "qnn.constant"
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(DenseResourceAttr))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    @classmethod
+    def from_array(cls, stored: np.ndarray, result_type: TensorType) -> ConstantOp:
+        """A constant holding the storage integers `stored` as `result_type`."""
+        element = quantized_element(result_type)
+        if element is None:
+            raise ValueError(f"{result_type} is not a quantized tensor type")
+        dtype = weights.dtype_of(element.storage_type)
+        value = weights.dense_from_numpy(np.asarray(stored).astype(dtype))
+        return cls.build([], {"value": value}, [result_type])
+
+    def has_data(self) -> bool:
+        """False when the data was elided in the text this op was parsed from."""
+        return isinstance(self.value, DenseIntOrFPElementsAttr)
+
+    def array(self) -> np.ndarray:
+        """The storage integers, read-only; an `IrcError` if they were elided."""
+        return weights.constant_data(self.value, self)
+
+    def verify_(self) -> None:
+        nn.static_shape(self.result.type, "result")
+        element = quantized(self.result.type, "the result")
+        value_type = self.value.type
+        assert isinstance(value_type, TensorType)
+        if tuple(value_type.get_shape()) != tuple(tensor_type(self.result).get_shape()):
+            raise fail(
+                f"value type {value_type} and result type {self.result.type} differ in shape"
+            )
+        if value_type.get_element_type() != element.storage_type:
+            raise fail(
+                f"the value's element type {value_type.get_element_type()} is not the "
+                f"storage type {element.storage_type}"
+            )
+        if self.has_data():
+            data = self.array()
+            low, high = element.storage_range
+            if data.size and (int(data.min()) < low or int(data.max()) > high):
+                bad = int(data.min()) if int(data.min()) < low else int(data.max())
+                raise fail(f"stored value {bad} is outside the storage range [{low}, {high}]")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        at = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            parser.raise_error("expected a dense<...> or dense_resource<...> value", at)
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        return cls.create(properties={"value": value}, result_types=[result_type])
+
+
+# --------------------------------------------------------------------------------------
+# Convolution and matrix products (i32 accumulators)
+
+
+class _ConvLikeOp(QNNOp):
+    """Shared checks of `qnn.conv` and `qnn.conv_transpose`."""
+
+    NN_OP: ClassVar[type[nn.NNOp]]
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0, 1)
+    strides = ints_prop()
+    pads = ints_prop()
+    dilations = ints_prop()
+    group = int_prop(1)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        # The operand types are channels-first views here; `check` sees the real ones.
+        eight_bit(per_tensor(operand_types[0], "the input"), "the input")
+        eight_bit(quantized(operand_types[1], "the weight", view=True), "the weight")
+        if len(operand_types) == 3:
+            check_bias(operand_types[2])
+        return inferred(cls.NN_OP.infer(as_int32(operand_types), props))
+
+    def output_channel_axis(self) -> int:
+        """The weight axis that a per-axis weight type must be quantized along."""
+        raise NotImplementedError
+
+    def terms_per_output(self, weight_shape: Sequence[int], group: int) -> int:
+        """At most how many products one output element sums."""
+        raise NotImplementedError
+
+    def check(self, props: Props) -> None:
+        input_element = per_tensor(self.input.type, "the input")
+        weight_type = tensor_type(self.weight)
+        weight_element = quantized(weight_type, "the weight")
+        axis = self.output_channel_axis()
+        if weight_element.is_per_axis and weight_element.quantized_axis != axis:
+            raise fail(
+                f"the weight must be quantized per tensor or along its output-channel axis "
+                f"{axis}, not axis {weight_element.quantized_axis}"
+            )
+        kernel_taps = self.terms_per_output(weight_type.get_shape(), props.int("group") or 1)
+        check_accumulator_bound(kernel_taps, input_element, weight_element)
+
+
+@irdl_op_definition
+class ConvOp(_ConvLikeOp):
+    """Integer convolution: acc = sum((x - zx) * (w - zw)) + bias, as i32.
+
+    The input is quantized per tensor, the weight per tensor or per output channel
+    (axis 0), both with 8-bit storage; the optional bias is i32 (or has i32 storage)
+    and is added as stored. Strides, pads, dilations, group and layout are `nn.conv`'s;
+    padding contributes 0 to the sum (it holds the input zero point). The sum is exact
+    (the verifier checks that the worst case fits int32); adding the bias saturates
+    to the int32 range.
+    """
+
+    name = "qnn.conv"
+    NN_OP: ClassVar[type[nn.NNOp]] = nn.ConvOp
+
+    def output_channel_axis(self) -> int:
+        return 0
+
+    def terms_per_output(self, weight_shape: Sequence[int], group: int) -> int:
+        return math.prod(weight_shape) // weight_shape[0]  # C/group * kernel taps
+
+
+@irdl_op_definition
+class ConvTransposeOp(_ConvLikeOp):
+    """Integer transposed convolution: each output sums (x - zx) * (w - zw), plus bias.
+
+    The weight (C, M/group, k...) is quantized per tensor or along its output-channel
+    axis (1, or the last axis in the nhwc layout, where it is (C, k..., M/group)); the
+    slice j of that axis holds the weights of output channels j, M/group + j, ...
+    Otherwise as `nn.conv_transpose` and `qnn.conv`.
+    """
+
+    name = "qnn.conv_transpose"
+    NN_OP: ClassVar[type[nn.NNOp]] = nn.ConvTransposeOp
+    output_padding = ints_prop()
+
+    def output_channel_axis(self) -> int:
+        rank = len(tensor_type(self.weight).get_shape())
+        return rank - 1 if self.props().str("layout") == "nhwc" else 1
+
+    def terms_per_output(self, weight_shape: Sequence[int], group: int) -> int:
+        channels, group_outputs = weight_shape[0], weight_shape[self.output_channel_axis()]
+        kernel_taps = math.prod(weight_shape) // (channels * group_outputs)
+        return channels // group * kernel_taps
+
+
+@irdl_op_definition
+class MatMulOp(QNNOp):
+    """Integer matrix product (numpy's rules): acc = sum((a - za) * (b - zb)), as i32.
+
+    `lhs` is quantized per tensor; `rhs` per tensor or along its last axis (its
+    columns, the output features); both have 8-bit storage.
+    """
+
+    name = "qnn.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        eight_bit(per_tensor(operand_types[0], "lhs"), "lhs")
+        eight_bit(quantized(operand_types[1], "rhs"), "rhs")
+        return nn.MatMulOp.infer(as_int32(operand_types), props)
+
+    def check(self, props: Props) -> None:
+        lhs = per_tensor(self.lhs.type, "lhs")
+        rhs_shape = tensor_type(self.rhs).get_shape()
+        rhs = quantized(self.rhs.type, "rhs")
+        if rhs.is_per_axis and rhs.quantized_axis != len(rhs_shape) - 1:
+            raise fail(
+                f"rhs must be quantized per tensor or along its last axis {len(rhs_shape) - 1}"
+            )
+        inner = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
+        check_accumulator_bound(inner, lhs, rhs)
+
+
+@irdl_op_definition
+class GemmOp(QNNOp):
+    """Integer fully connected layer: acc = op(A - za) @ op(B - zb) + bias, as i32.
+
+    `lhs` is quantized per tensor; `rhs` per tensor or per output feature (axis 1, or
+    0 with `trans_b`); the optional bias is i32 (or has i32 storage) and broadcasts
+    to the result. Alpha and beta are folded into the scales, so there are none.
+    """
+
+    name = "qnn.gemm"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    trans_a = bool_prop(False)
+    trans_b = bool_prop(False)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        eight_bit(per_tensor(operand_types[0], "lhs"), "lhs")
+        eight_bit(quantized(operand_types[1], "rhs"), "rhs")
+        if len(operand_types) == 3:
+            check_bias(operand_types[2])
+        return nn.GemmOp.infer(as_int32(operand_types), props)
+
+    def check(self, props: Props) -> None:
+        lhs = per_tensor(self.lhs.type, "lhs")
+        rhs = quantized(self.rhs.type, "rhs")
+        feature_axis = 0 if props.bool("trans_b") else 1
+        if rhs.is_per_axis and rhs.quantized_axis != feature_axis:
+            raise fail(
+                f"rhs must be quantized per tensor or along its output-feature axis {feature_axis}"
+            )
+        inner = tensor_type(self.rhs).get_shape()[1 - feature_axis]
+        check_accumulator_bound(inner, lhs, rhs)
+
+
+# --------------------------------------------------------------------------------------
+# Requantization
+
+
+@irdl_op_definition
+class RequantizeOp(QNNOp):
+    """Rescale integers to a quantized type: the rounding rule of every integer op.
+
+    out = clamp(round_half_even(acc * M * 2^-(31 + s)) + z_out, clamp_min, clamp_max)
+
+    with acc = the i32 input, or (x - zx) for a quantized input; exactly, in 64-bit
+    integers (a flooring shift, then the remainder decides; ties go to the even
+    neighbour). `multiplier` and `shift` hold one
+    (M, s) per tensor, or one per slice along `axis` (per-channel requantization of a
+    conv); M is in [2^30, 2^31) and s in [-30, 31]. The output zero point is the result
+    type's; the clamp bounds (storage units, default the storage range) express a
+    fused relu/relu6/clip.
+
+        %y = qnn.requantize %acc {multiplier = [1518500250], shift = [7], clamp_min = -5}
+               : (tensor<1x8xi32>) -> tensor<1x8x!quant.uniform<i8:f32, 0.05:-5>>
+    """
+
+    name = "qnn.requantize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    multiplier = prop_def(nn._ints())
+    shift = prop_def(nn._ints())
+    axis = int_prop()
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def check(self, props: Props) -> None:
+        input_type = tensor_type(self.input)
+        if not is_int32(input_type.get_element_type()):
+            element = per_tensor(input_type, "the input (i32 or quantized)")
+            if element.storage_bits.data == 32 and zero_point(element) != 0:
+                raise fail("an input with i32 storage must have zero point 0")
+        output = per_tensor(self.result.type, "the result")
+        shape = tuple(input_type.get_shape())
+        check_result_shape(self, shape)
+        multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
+        check_multipliers(multipliers, shifts, "'multiplier' and 'shift'")
+        axis = props.int("axis")
+        if axis is None:
+            if len(multipliers) != 1:
+                raise fail(
+                    f"without 'axis' there is one multiplier and shift, got {len(multipliers)}"
+                )
+        else:
+            if not 0 <= axis < len(shape):
+                raise fail(f"axis {axis} is not below the rank {len(shape)}")
+            if len(multipliers) != shape[axis]:
+                raise fail(
+                    f"axis {axis} has {shape[axis]} slices but there are "
+                    f"{len(multipliers)} multipliers"
+                )
+        check_clamp(props, output)
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise arithmetic
+
+
+class _BinaryOp(QNNOp):
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def _check_operands(self, props: Props) -> tuple[UniformQuantizedType, ...]:
+        lhs = per_tensor(self.lhs.type, "lhs")
+        rhs = per_tensor(self.rhs.type, "rhs")
+        output = per_tensor(self.result.type, "the result")
+        shapes = [tensor_type(value).get_shape() for value in (self.lhs, self.rhs)]
+        check_result_shape(self, nn.broadcast_shapes(*shapes))
+        for element, what in ((lhs, "lhs"), (rhs, "rhs"), (output, "the result")):
+            if element.storage_bits.data > 16:
+                raise fail(f"{what} must have 8- or 16-bit storage")
+        check_clamp(props, output)
+        return lhs, rhs, output
+
+
+@irdl_op_definition
+class AddOp(_BinaryOp):
+    """Add quantized tensors with broadcasting (TFLite's int8 ADD).
+
+    Each input, less its zero point, is shifted left by `left_shift` and rescaled to a
+    common scale; the int32 sum is requantized to the result:
+
+        a = fixed_point_multiply((x - zx) << left_shift, lhs_multiplier, lhs_shift)
+        b = fixed_point_multiply((y - zy) << left_shift, rhs_multiplier, rhs_shift)
+        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + z_out, clamp_min, clamp_max)
+
+    every multiply rounding half to even (see `qnn.requantize`). The verifier
+    checks that the shifted inputs and the sum fit int32.
+    `irc.quantize.scheme.add_parameters` computes the properties from the scales.
+    """
+
+    name = "qnn.add"
+    lhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
+    lhs_shift = prop_def(IntegerAttr.constr(type=I64))
+    rhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
+    rhs_shift = prop_def(IntegerAttr.constr(type=I64))
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    left_shift = int_prop(scheme.ADD_LEFT_SHIFT)
+
+    def check(self, props: Props) -> None:
+        lhs, rhs, _ = self._check_operands(props)
+        left_shift = props.int("left_shift")
+        assert left_shift is not None  # the property has a default
+        if not 0 <= left_shift <= 30:
+            raise fail(f"left_shift {left_shift} is outside [0, 30]")
+        bound = 0
+        for element, prefix in ((lhs, "lhs_"), (rhs, "rhs_")):
+            multiplier, shift = props.int(prefix + "multiplier"), props.int(prefix + "shift")
+            assert multiplier is not None and shift is not None
+            check_multipliers([multiplier], [shift], f"'{prefix}multiplier'")
+            shifted = largest_offset(element) << left_shift
+            if shifted > scheme.INT32_MAX:
+                raise fail(
+                    f"{prefix[:-1]} shifted left by {left_shift} overflows int32; "
+                    "use a smaller left_shift"
+                )
+            bound += math.ceil(shifted * scheme.multiplier_value(multiplier, shift))
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None
+        check_multipliers([multiplier], [shift], "'multiplier'")
+        if bound > scheme.INT32_MAX:
+            raise fail(f"the rescaled sum can reach {bound}, which overflows int32")
+
+
+@irdl_op_definition
+class MulOp(_BinaryOp):
+    """Multiply quantized tensors with broadcasting (TFLite's int8 MUL).
+
+    out = clamp(fixed_point_multiply((x - zx) * (y - zy), multiplier, shift) + z_out,
+                clamp_min, clamp_max), with multiplier/shift for s_x * s_y / s_out.
+    """
+
+    name = "qnn.mul"
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+
+    def check(self, props: Props) -> None:
+        lhs, rhs, _ = self._check_operands(props)
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None
+        check_multipliers([multiplier], [shift], "'multiplier'")
+        check_accumulator_bound(1, lhs, rhs)
+
+
+@irdl_op_definition
+class ClampOp(QNNOp):
+    """Clamp stored values to [clamp_min, clamp_max]: relu, relu6 or clip at one scale.
+
+    %r = qnn.clamp %x {clamp_min = -5} : tensor<8x!quant.uniform<i8:f32, 0.05:-5>>
+    """
+
+    name = "qnn.clamp"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        per_tensor(operand_types[0], "the input")
+        return [operand_types[0]]
+
+    def check(self, props: Props) -> None:
+        check_clamp(props, per_tensor(self.input.type, "the input"))
+
+
+@irdl_op_definition
+class LutOp(QNNOp):
+    """Map 8-bit values through a 256-entry table (int8 sigmoid, tanh, hard_swish, ...).
+
+    out = table[x - storage_min], storage_min being -128 for i8 and 0 for u8 inputs;
+    every entry is a stored value of the result type.
+    `irc.quantize.scheme.build_lut` builds the table of a float function.
+    """
+
+    name = "qnn.lut"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    table = prop_def(nn._ints())
+
+    def check(self, props: Props) -> None:
+        input_element = eight_bit(per_tensor(self.input.type, "the input"), "the input")
+        output = eight_bit(per_tensor(self.result.type, "the result"), "the result")
+        check_result_shape(self, tensor_type(self.input).get_shape())
+        table = props.ints("table") or []
+        size = 1 << input_element.storage_bits.data
+        if len(table) != size:
+            raise fail(f"the table has {len(table)} entries, expected {size}")
+        low, high = output.storage_range
+        for index, entry in enumerate(table):
+            if not low <= entry <= high:
+                raise fail(
+                    f"table entry #{index} is {entry}, outside the result's storage range "
+                    f"[{low}, {high}]"
+                )
+
+
+# --------------------------------------------------------------------------------------
+# Pooling
+
+
+class _PoolOp(QNNOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
+
+
+@irdl_op_definition
+class MaxPoolOp(_PoolOp):
+    """Max pooling of stored values (`nn.max_pool`'s windows); the result has the input's type.
+
+    Padding never wins. Comparing stored values is comparing real values, since the
+    scale is positive and input and result share it.
+    """
+
+    name = "qnn.max_pool"
+    kernel_shape = prop_def(nn._ints())
+    strides = ints_prop()
+    pads = ints_prop()
+    dilations = ints_prop()
+    ceil_mode = bool_prop(False)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        per_tensor(operand_types[0], "the input")
+        return nn.MaxPoolOp.infer(operand_types, props)
+
+
+def _check_rescale(props: Props) -> None:
+    multiplier, shift = props.int("multiplier"), props.int("shift")
+    assert multiplier is not None and shift is not None  # the properties have defaults
+    check_multipliers([multiplier], [shift], "'multiplier'")
+
+
+@irdl_op_definition
+class AveragePoolOp(_PoolOp):
+    """Average pooling with one exact rounding, rescaled to the result type.
+
+    acc = sum(x - zx) over the window's counted taps (padding taps add 0), and
+
+        out = clamp(round_half_even(acc * M * 2^-(31 + s) / count) + z_out, storage range)
+
+    the division and the rescale being one rounding of the exact rational (half to
+    even). count is the number of taps inside the input, plus those in the
+    explicit padding with `count_include_pad` (taps past the end padding in ceil mode
+    never count), as in `nn.average_pool`. (M, s) stand for s_in / s_out; the default
+    (2^30, -1) is 1.
+    """
+
+    name = "qnn.average_pool"
+    kernel_shape = prop_def(nn._ints())
+    strides = ints_prop()
+    pads = ints_prop()
+    dilations = ints_prop()
+    ceil_mode = bool_prop(False)
+    count_include_pad = bool_prop(False)
+    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+
+    def check(self, props: Props) -> None:
+        input_type = tensor_type(self.input)
+        input_element = per_tensor(input_type, "the input")
+        per_tensor(self.result.type, "the result")
+        (expected,) = inferred(nn.AveragePoolOp.infer_types([input_type], props))
+        check_result_shape(self, expected.get_shape())
+        _check_rescale(props)
+        taps = math.prod(props.ints("kernel_shape") or [])
+        if taps * largest_offset(input_element) > scheme.INT32_MAX:
+            raise fail("the window sum can overflow int32")
+
+
+@irdl_op_definition
+class GlobalAveragePoolOp(_PoolOp):
+    """Mean over all spatial axes, rescaled: `qnn.average_pool` with one window.
+
+    out = clamp(round_half_even(sum(x - zx) * M * 2^-(31 + s) / count) + z_out, storage range)
+    """
+
+    name = "qnn.global_average_pool"
+    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+
+    def check(self, props: Props) -> None:
+        input_type = tensor_type(self.input)
+        input_element = per_tensor(input_type, "the input")
+        per_tensor(self.result.type, "the result")
+        (expected,) = inferred(nn.GlobalAveragePoolOp.infer_types([input_type], props))
+        check_result_shape(self, expected.get_shape())
+        _check_rescale(props)
+        shape = input_type.get_shape()
+        spatial = shape[1:-1] if props.str("layout") == "nhwc" else shape[2:]
+        taps = math.prod(spatial)
+        if taps * largest_offset(input_element) > scheme.INT32_MAX:
+            raise fail("the sum over the spatial axes can overflow int32")
+
+
+# --------------------------------------------------------------------------------------
+# Data movement that needs the zero point or a rescale
+
+
+@irdl_op_definition
+class PadOp(QNNOp):
+    """Pad a quantized tensor (`nn.pad`); constant padding holds the zero point (real 0).
+
+    Modes "constant", "reflect" and "edge"; negative pads crop. The result has the
+    input's type.
+    """
+
+    name = "qnn.pad"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    pads = prop_def(nn._ints())
+    mode = str_prop("constant")
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        per_tensor(operand_types[0], "the input")
+        return nn.PadOp.infer(operand_types, props)
+
+    def check(self, props: Props) -> None:
+        if props.str("mode") not in ("constant", "reflect", "edge"):
+            raise fail(
+                f'\'mode\' must be "constant", "reflect" or "edge"; got "{props.str("mode")}"'
+            )
+        nn.PadOp.check(self, props)  # type: ignore[arg-type]  # same properties and operand
+
+
+@irdl_op_definition
+class ConcatOp(QNNOp):
+    """Concatenate along `axis`, requantizing inputs of another type to the result's.
+
+    Input i is taken as is when its type is the result's; otherwise `multipliers[i]`
+    and `shifts[i]` (for s_i / s_out) rescale it:
+    clamp(fixed_point_multiply(x - z_i, M_i, s_i) + z_out, storage range). Inputs that
+    keep their values have (2^30, -1), the multiplier 1. Without the lists every input
+    must have the result's type.
+    """
+
+    name = "qnn.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr.constr(type=I64))
+    multipliers = ints_prop()
+    shifts = ints_prop()
+
+    def check(self, props: Props) -> None:
+        output = per_tensor(self.result.type, "the result")
+        operand_types = [tensor_type(value) for value in self.inputs]
+        for index, operand_type in enumerate(operand_types):
+            element = per_tensor(operand_type, f"operand #{index}")
+            if element.storage_bits.data > 16:
+                raise fail(f"operand #{index} must have 8- or 16-bit storage")
+        (expected,) = nn.ConcatOp.infer(as_int32(operand_types), props)
+        check_result_shape(self, expected.get_shape())
+        multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
+        if multipliers is None and shifts is None:
+            for index, operand_type in enumerate(operand_types):
+                if operand_type.get_element_type() != output:
+                    raise fail(
+                        f"operand #{index} has type {operand_type.get_element_type()}, not the "
+                        f"result's {output}; give 'multipliers' and 'shifts' to requantize it"
+                    )
+            return
+        multipliers, shifts = multipliers or [], shifts or []
+        if len(multipliers) != len(operand_types) or len(shifts) != len(operand_types):
+            raise fail(
+                f"'multipliers' and 'shifts' need one entry per operand ({len(operand_types)})"
+            )
+        check_multipliers(multipliers, shifts, "'multipliers' and 'shifts'")
+
+
+QNN = Dialect(
+    "qnn",
+    [
+        ConstantOp,
+        ConvOp,
+        ConvTransposeOp,
+        MatMulOp,
+        GemmOp,
+        RequantizeOp,
+        AddOp,
+        MulOp,
+        ClampOp,
+        LutOp,
+        MaxPoolOp,
+        AveragePoolOp,
+        GlobalAveragePoolOp,
+        PadOp,
+        ConcatOp,
+    ],
+    [],
+)
+"""The `qnn` dialect."""

@@ -1,0 +1,338 @@
+"""The integer reference interpreter of the `qnn` dialect: the bit-exact specification.
+
+Every op computes in integers exactly as its docstring in irc/dialects/qnn.py says:
+sums of products exactly, then the requantization rule of irc/quantize/scheme.py
+(64-bit products, round half to even, zero point, saturation). An NPU
+running a `qnn` program must give the same integers.
+
+Speed without giving up exactness: convolutions and matrix products multiply the
+zero-point-corrected integers as float64 with BLAS (through the `nn` interpreter's
+im2col). A float64 holds every integer below 2^53 exactly, and each product of two
+8-bit values and every partial sum of a K-term dot product is below 2^53 for any
+K < 2^37, so BLAS returns the exact integer sum whatever order it adds in. The
+verifier bounds the worst-case sum below 2^31 anyway (the int32 accumulator).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+
+from irc.dialects import nn, qnn
+from irc.dialects.quant import UniformQuantizedType, full_range, quantized_element
+from irc.interp import nn as nn_interp
+from irc.quantize import scheme
+
+
+def _element(value_type: object) -> UniformQuantizedType:
+    element = quantized_element(value_type)  # type: ignore[arg-type]
+    assert element is not None, "the verifier guarantees a quantized element type"
+    return element
+
+
+def _result_dtype(op: qnn.QNNOp) -> np.dtype:
+    return nn_interp.result_dtype(op.results[0])
+
+
+def centered(stored: np.ndarray, value_type: object, axis: int | None = None) -> np.ndarray:
+    """stored - zero_point as int64; a per-axis type's zero points apply along `axis`.
+
+    `axis` overrides the type's quantized axis (for a weight seen channels-first).
+    """
+    element = _element(value_type)
+    zero_points = np.asarray(element.zero_point_values, dtype=np.int64)
+    values = stored.astype(np.int64)
+    if not element.is_per_axis:
+        return values - zero_points[0]
+    axis = element.quantized_axis if axis is None else axis
+    assert axis is not None
+    shape = [1] * stored.ndim
+    shape[axis] = zero_points.size
+    return values - zero_points.reshape(shape)
+
+
+def exact_integers(values: np.ndarray) -> np.ndarray:
+    """Integer-valued float64 results (exact BLAS sums) as int64."""
+    return np.rint(values).astype(np.int64)
+
+
+def saturate_int32(values: np.ndarray) -> np.ndarray:
+    """Clamp int64 values to the int32 range and store them as int32."""
+    return np.clip(values, scheme.INT32_MIN, scheme.INT32_MAX).astype(np.int32)
+
+
+def window_params(op: qnn.QNNOp, spatial: int) -> tuple[list[int], list[int], list[int]]:
+    """Strides, pads ([begins..., ends...]) and dilations of a windowed op, defaulted."""
+    props = op.props()
+    strides = props.ints("strides") or [1] * spatial
+    pads = props.ints("pads") or [0] * (2 * spatial)
+    dilations = props.ints("dilations") or [1] * spatial
+    return strides, pads, dilations
+
+
+def channels_first_result_shape(op: qnn.QNNOp) -> tuple[int, ...]:
+    """The shape of the op's result, seen channels-first whatever the op's layout."""
+    shape = nn_interp.result_shape(op.results[0])
+    if op.props().str("layout") == "nhwc":
+        return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+    return shape
+
+
+def _bias(args: PythonValues, index: int) -> np.ndarray | None:
+    return args[index].astype(np.int64) if len(args) > index else None
+
+
+@register_impls
+class QNNFunctions(InterpreterFunctions):
+    """Integer numpy implementations of every `qnn` op, for xDSL's `Interpreter`."""
+
+    # ---- constants ---------------------------------------------------------------------
+
+    @impl(qnn.ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: qnn.ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        return (op.array(),)
+
+    # ---- convolution and matrix products ---------------------------------------------
+
+    @impl(qnn.ConvOp)
+    @nn_interp.channels_last_aware
+    def run_conv(
+        self, interpreter: Interpreter, op: qnn.ConvOp, args: PythonValues
+    ) -> PythonValues:
+        x = centered(args[0], op.input.type).astype(np.float64)
+        weight = centered(args[1], op.weight.type, axis=0).astype(np.float64)
+        strides, pads, dilations = window_params(op, weight.ndim - 2)
+        group = op.props().int("group") or 1
+        out_sizes = channels_first_result_shape(op)[2:]
+        sums = nn_interp.conv(x, weight, None, strides, pads, dilations, group, out_sizes)
+        return (self._accumulate(exact_integers(sums), _bias(args, 2)),)
+
+    @impl(qnn.ConvTransposeOp)
+    @nn_interp.channels_last_aware
+    def run_conv_transpose(
+        self, interpreter: Interpreter, op: qnn.ConvTransposeOp, args: PythonValues
+    ) -> PythonValues:
+        x = centered(args[0], op.input.type).astype(np.float64)
+        # Seen channels-first, the weight (C, M/group, k...) has its output channels on axis 1.
+        weight = centered(args[1], op.weight.type, axis=1).astype(np.float64)
+        strides, pads, dilations = window_params(op, weight.ndim - 2)
+        group = op.props().int("group") or 1
+        out_sizes = channels_first_result_shape(op)[2:]
+        sums = nn_interp.conv_transpose(x, weight, None, strides, pads, dilations, group, out_sizes)
+        return (self._accumulate(exact_integers(sums), _bias(args, 2)),)
+
+    @staticmethod
+    def _accumulate(sums: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """sums + bias along the channel axis (1), saturated to int32."""
+        if bias is not None:
+            sums = sums + bias.reshape(-1, *([1] * (sums.ndim - 2)))
+        return saturate_int32(sums)
+
+    @impl(qnn.MatMulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: qnn.MatMulOp, args: PythonValues
+    ) -> PythonValues:
+        lhs = centered(args[0], op.lhs.type).astype(np.float64)
+        rhs = centered(args[1], op.rhs.type).astype(np.float64)
+        return (saturate_int32(exact_integers(np.matmul(lhs, rhs))),)
+
+    @impl(qnn.GemmOp)
+    def run_gemm(
+        self, interpreter: Interpreter, op: qnn.GemmOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        lhs = centered(args[0], op.lhs.type).astype(np.float64)
+        rhs = centered(args[1], op.rhs.type).astype(np.float64)
+        if props.bool("trans_a"):
+            lhs = lhs.T
+        if props.bool("trans_b"):
+            rhs = rhs.T
+        sums = exact_integers(lhs @ rhs)
+        bias = _bias(args, 2)
+        if bias is not None:
+            sums = sums + bias
+        return (saturate_int32(sums),)
+
+    # ---- requantization ----------------------------------------------------------------
+
+    @impl(qnn.RequantizeOp)
+    def run_requantize(
+        self, interpreter: Interpreter, op: qnn.RequantizeOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        if quantized_element(op.input.type) is None:
+            accumulator = args[0].astype(np.int64)
+        else:
+            accumulator = centered(args[0], op.input.type)
+        output = _element(op.result.type)
+        low, high = qnn.clamp_bounds(op)
+        result = scheme.requantize(
+            accumulator,
+            props.ints("multiplier") or [],
+            props.ints("shift") or [],
+            output.zero_point_values[0],
+            low,
+            high,
+            props.int("axis"),
+        )
+        return (result.astype(_result_dtype(op)),)
+
+    # ---- elementwise arithmetic ----------------------------------------------------------
+
+    @impl(qnn.AddOp)
+    def run_add(self, interpreter: Interpreter, op: qnn.AddOp, args: PythonValues) -> PythonValues:
+        props = op.props()
+        left_shift = props.int("left_shift") or 0
+        lhs = np.left_shift(centered(args[0], op.lhs.type), left_shift)
+        rhs = np.left_shift(centered(args[1], op.rhs.type), left_shift)
+        lhs = scheme.fixed_point_multiply(lhs, props.int("lhs_multiplier"), props.int("lhs_shift"))
+        rhs = scheme.fixed_point_multiply(rhs, props.int("rhs_multiplier"), props.int("rhs_shift"))
+        output = _element(op.result.type)
+        low, high = qnn.clamp_bounds(op)
+        result = scheme.requantize(
+            lhs + rhs,
+            props.int("multiplier"),
+            props.int("shift"),
+            output.zero_point_values[0],
+            low,
+            high,
+        )
+        return (result.astype(_result_dtype(op)),)
+
+    @impl(qnn.MulOp)
+    def run_mul(self, interpreter: Interpreter, op: qnn.MulOp, args: PythonValues) -> PythonValues:
+        props = op.props()
+        product = centered(args[0], op.lhs.type) * centered(args[1], op.rhs.type)
+        output = _element(op.result.type)
+        low, high = qnn.clamp_bounds(op)
+        result = scheme.requantize(
+            product,
+            props.int("multiplier"),
+            props.int("shift"),
+            output.zero_point_values[0],
+            low,
+            high,
+        )
+        return (result.astype(_result_dtype(op)),)
+
+    @impl(qnn.ClampOp)
+    def run_clamp(
+        self, interpreter: Interpreter, op: qnn.ClampOp, args: PythonValues
+    ) -> PythonValues:
+        low, high = qnn.clamp_bounds(op)
+        return (np.clip(args[0], low, high).astype(args[0].dtype),)
+
+    @impl(qnn.LutOp)
+    def run_lut(self, interpreter: Interpreter, op: qnn.LutOp, args: PythonValues) -> PythonValues:
+        table = np.asarray(op.props().ints("table"), dtype=np.int64)
+        element = _element(op.input.type)
+        # The table covers the full 8-bit range, whatever the type's storage range.
+        first, _ = full_range(element.storage_bits.data, bool(element.signed.data))
+        return (table[args[0].astype(np.int64) - first].astype(_result_dtype(op)),)
+
+    # ---- pooling ---------------------------------------------------------------------------
+
+    @impl(qnn.MaxPoolOp)
+    @nn_interp.channels_last_aware
+    def run_max_pool(
+        self, interpreter: Interpreter, op: qnn.MaxPoolOp, args: PythonValues
+    ) -> PythonValues:
+        # float64 holds every stored value exactly and pads with -inf, which never wins.
+        result = nn_interp.max_pool(args[0].astype(np.float64), op)  # type: ignore[arg-type]
+        return (result.astype(args[0].dtype),)
+
+    @impl(qnn.AveragePoolOp)
+    @nn_interp.channels_last_aware
+    def run_average_pool(
+        self, interpreter: Interpreter, op: qnn.AveragePoolOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        x = centered(args[0], op.input.type)
+        kernel = props.ints("kernel_shape") or []
+        strides, pads, dilations = window_params(op, len(kernel))
+        out_sizes = channels_first_result_shape(op)[2:]
+        padded = nn_interp._pad_for_windows(x, kernel, strides, pads, dilations, out_sizes, 0)
+        sums = np.zeros((*x.shape[:2], *out_sizes), np.int64)
+        for _, view in nn_interp._window_views(padded, kernel, strides, dilations, out_sizes):
+            sums += view
+        spatial = len(kernel)
+        counts = np.ones((), np.int64)
+        for i in range(spatial):
+            axis_counts = nn_interp._pool_counts(
+                x.shape[2 + i],
+                kernel[i],
+                strides[i],
+                pads[i],
+                pads[spatial + i],
+                dilations[i],
+                out_sizes[i],
+                props.bool("count_include_pad"),
+            )
+            counts = np.multiply.outer(counts, axis_counts)
+        return (self._average(op, sums, counts),)
+
+    @impl(qnn.GlobalAveragePoolOp)
+    @nn_interp.channels_last_aware
+    def run_global_average_pool(
+        self, interpreter: Interpreter, op: qnn.GlobalAveragePoolOp, args: PythonValues
+    ) -> PythonValues:
+        x = centered(args[0], op.input.type)
+        axes = tuple(range(2, x.ndim))
+        sums = x.sum(axis=axes, keepdims=True)
+        return (self._average(op, sums, math.prod(x.shape[2:])),)
+
+    @staticmethod
+    def _average(op: qnn.QNNOp, sums: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+        """round_half_even(sums * m / counts) + z_out, saturated to the result's storage."""
+        props = op.props()
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None  # the properties have defaults
+        output = _element(op.results[0].type)
+        averages = scheme.divide_round(sums, multiplier, shift, counts)
+        result = scheme.saturate(averages + output.zero_point_values[0], output)
+        return result.astype(_result_dtype(op))
+
+    # ---- data movement -------------------------------------------------------------------
+
+    @impl(qnn.PadOp)
+    def run_pad(self, interpreter: Interpreter, op: qnn.PadOp, args: PythonValues) -> PythonValues:
+        props = op.props()
+        zero_point = _element(op.input.type).zero_point_values[0]
+        result = nn_interp.pad(
+            args[0],
+            props.ints("pads") or [],
+            props.str("mode") or "constant",
+            zero_point,
+            op,  # type: ignore[arg-type]
+        )
+        return (result,)
+
+    @impl(qnn.ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: qnn.ConcatOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        output = _element(op.result.type)
+        dtype = _result_dtype(op)
+        multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
+        pieces = []
+        for index, (value, operand) in enumerate(zip(args, op.inputs)):
+            if multipliers is None or shifts is None:
+                pieces.append(value.astype(dtype, copy=False))
+                continue
+            low, high = output.storage_range
+            rescaled = scheme.requantize(
+                centered(value, operand.type),
+                multipliers[index],
+                shifts[index],
+                output.zero_point_values[0],
+                low,
+                high,
+            )
+            pieces.append(rescaled.astype(dtype))
+        axis = (props.int("axis") or 0) % len(nn_interp.result_shape(op.result))
+        return (np.concatenate(pieces, axis=axis),)

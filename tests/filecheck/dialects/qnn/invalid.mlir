@@ -1,0 +1,466 @@
+// RUN: irc-opt %s --split-input-file --verify-diagnostics
+
+// One case per rule of the `qnn` verifiers (irc/dialects/qnn.py).
+
+// ---- qnn.constant --------------------------------------------------------------------
+
+func.func @constant_not_quantized() {
+  // expected-error @+1 {{the result must be a tensor of a quantized type, got tensor<2xi8>}}
+  %c = qnn.constant dense<[1, 2]> : tensor<2xi8> to tensor<2xi8>
+  func.return
+}
+
+// -----
+
+func.func @constant_not_storage_type() {
+  // expected-error @+1 {{the value's element type i32 is not the storage type i8}}
+  %c = qnn.constant dense<[1, 2]> : tensor<2xi32> to tensor<2x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @constant_shape() {
+  // expected-error @+1 {{differ in shape}}
+  %c = qnn.constant dense<[1, 2]> : tensor<2xi8> to tensor<3x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @constant_outside_narrow_range() {
+  // expected-error @+1 {{stored value -128 is outside the storage range [-127, 127]}}
+  %c = qnn.constant dense<[-128, 2]> : tensor<2xi8> to tensor<2x!quant.uniform<i8<-127:127>:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @constant_per_axis_scales(%x: tensor<1xf32>) {
+  // expected-error @+1 {{axis 0 has 2 slices but the type has 3 scales}}
+  %c = qnn.constant dense<[1, 2]> : tensor<2xi8> to tensor<2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>
+  func.return
+}
+
+// -----
+
+// ---- qnn.conv and qnn.conv_transpose ---------------------------------------------------
+
+func.func @conv_float_input(%x: tensor<1x3x4x4xf32>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the input must be a tensor of a quantized type, got tensor<1x3x4x4xf32>}}
+  %y = qnn.conv %x, %w : (tensor<1x3x4x4xf32>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_per_axis_input(%x: tensor<1x2x4x4x!quant.uniform<i8:f32:1, {0.1, 0.2}>>, %w: tensor<2x2x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the input must be quantized per tensor}}
+  %y = qnn.conv %x, %w : (tensor<1x2x4x4x!quant.uniform<i8:f32:1, {0.1, 0.2}>>, tensor<2x2x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_16_bit_input(%x: tensor<1x3x4x4x!quant.uniform<i16:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the input must have 8-bit storage, got i16}}
+  %y = qnn.conv %x, %w : (tensor<1x3x4x4x!quant.uniform<i16:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_float_weight(%x: tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x1x1xf32>) {
+  // expected-error @+1 {{the weight must be a tensor of a quantized type, got tensor<2x3x1x1xf32>}}
+  %y = qnn.conv %x, %w : (tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_weight_axis(%x: tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x2x1x1x!quant.uniform<i8:f32:1, {0.1, 0.2}>>) {
+  // expected-error @+1 {{the weight must be quantized per tensor or along its output-channel axis 0, not axis 1}}
+  %y = qnn.conv %x, %w : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x2x1x1x!quant.uniform<i8:f32:1, {0.1, 0.2}>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_float_bias(%x: tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{bias must be i32 or have i32 storage, got f32}}
+  %y = qnn.conv %x, %w, %b : (tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>, tensor<2xf32>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_result_not_i32(%x: tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{result type tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>> does not match the inferred type tensor<1x2x4x4xi32>}}
+  %y = qnn.conv %x, %w : (tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x4x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{weight expects 3 input channels, input has 4}}
+  %y = qnn.conv %x, %w : (tensor<1x4x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+// 66400 * 255 * 128 products (an i8 input with zero point 127, i8 weights) overflow int32.
+func.func @conv_accumulator_overflow(%x: tensor<1x66400x1x1x!quant.uniform<i8:f32, 0.1:127>>, %w: tensor<1x66400x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{a sum of 66400 products can reach 2167296000, which overflows the int32 accumulator}}
+  %y = qnn.conv %x, %w : (tensor<1x66400x1x1x!quant.uniform<i8:f32, 0.1:127>>, tensor<1x66400x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x1xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_transpose_weight_axis(%x: tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2}>>) {
+  // expected-error @+1 {{the weight must be quantized per tensor or along its output-channel axis 1, not axis 0}}
+  %y = qnn.conv_transpose %x, %w : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2}>>) -> tensor<1x3x5x5xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_transpose_nhwc_weight_axis(%x: tensor<1x5x3x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<4x3x2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) {
+  // expected-error @+1 {{the weight must be quantized per tensor or along its output-channel axis 3, not axis 1}}
+  %y = qnn.conv_transpose %x, %w {layout = "nhwc", strides = [2, 2]} : (tensor<1x5x3x4x!quant.uniform<i8:f32, 0.1>>, tensor<4x3x2x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<1x11x6x3xi32>
+  func.return
+}
+
+// -----
+
+// ---- qnn.matmul and qnn.gemm -----------------------------------------------------------
+
+func.func @matmul_rhs_axis(%a: tensor<2x3x!quant.uniform<i8:f32, 0.1>>, %b: tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>) {
+  // expected-error @+1 {{rhs must be quantized per tensor or along its last axis 1}}
+  %y = qnn.matmul %a, %b : (tensor<2x3x!quant.uniform<i8:f32, 0.1>>, tensor<3x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3}>>) -> tensor<2x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_inner(%a: tensor<2x3x!quant.uniform<i8:f32, 0.1>>, %b: tensor<4x2x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{inner dimensions differ: 3 and 4}}
+  %y = qnn.matmul %a, %b : (tensor<2x3x!quant.uniform<i8:f32, 0.1>>, tensor<4x2x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @gemm_rhs_axis(%a: tensor<2x3x!quant.uniform<i8:f32, 0.1>>, %b: tensor<4x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) {
+  // expected-error @+1 {{rhs must be quantized per tensor or along its output-feature axis 0}}
+  %y = qnn.gemm %a, %b {trans_b = true} : (tensor<2x3x!quant.uniform<i8:f32, 0.1>>, tensor<4x3x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3}>>) -> tensor<2x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @gemm_bias(%a: tensor<2x3x!quant.uniform<i8:f32, 0.1>>, %b: tensor<3x4x!quant.uniform<i8:f32, 0.1>>, %c: tensor<4xi8>) {
+  // expected-error @+1 {{bias must be i32 or have i32 storage, got i8}}
+  %y = qnn.gemm %a, %b, %c : (tensor<2x3x!quant.uniform<i8:f32, 0.1>>, tensor<3x4x!quant.uniform<i8:f32, 0.1>>, tensor<4xi8>) -> tensor<2x4xi32>
+  func.return
+}
+
+// -----
+
+// ---- qnn.requantize --------------------------------------------------------------------
+
+func.func @multiplier_too_small(%x: tensor<4xi32>) {
+  // expected-error @+1 {{multiplier 1073741823 is outside [2^30, 2^31) = [1073741824, 2147483647]}}
+  %y = qnn.requantize %x {multiplier = [1073741823], shift = [0]} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @shift_too_large(%x: tensor<4xi32>) {
+  // expected-error @+1 {{shift 32 is outside [-30, 31]}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [32]} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @shift_too_small(%x: tensor<4xi32>) {
+  // expected-error @+1 {{shift -31 is outside [-30, 31]}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [-31]} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @lists_differ(%x: tensor<2x4xi32>) {
+  // expected-error @+1 {{2 multipliers but 1 shifts}}
+  %y = qnn.requantize %x {axis = 0, multiplier = [1073741824, 1073741824], shift = [0]} : (tensor<2x4xi32>) -> tensor<2x4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @per_tensor_takes_one(%x: tensor<2x4xi32>) {
+  // expected-error @+1 {{without 'axis' there is one multiplier and shift, got 2}}
+  %y = qnn.requantize %x {multiplier = [1073741824, 1073741824], shift = [0, 0]} : (tensor<2x4xi32>) -> tensor<2x4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @axis_out_of_range(%x: tensor<2x4xi32>) {
+  // expected-error @+1 {{axis 2 is not below the rank 2}}
+  %y = qnn.requantize %x {axis = 2, multiplier = [1073741824], shift = [0]} : (tensor<2x4xi32>) -> tensor<2x4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @one_multiplier_per_slice(%x: tensor<2x4xi32>) {
+  // expected-error @+1 {{axis 1 has 4 slices but there are 2 multipliers}}
+  %y = qnn.requantize %x {axis = 1, multiplier = [1073741824, 1073741824], shift = [0, 0]} : (tensor<2x4xi32>) -> tensor<2x4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @clamp_outside_storage(%x: tensor<4xi32>) {
+  // expected-error @+1 {{clamp bounds [-128, 127] are not an ordered part of the storage range [-127, 127]}}
+  %y = qnn.requantize %x {clamp_min = -128, multiplier = [1073741824], shift = [0]} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8<-127:127>:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @clamp_unordered(%x: tensor<4xi32>) {
+  // expected-error @+1 {{clamp bounds [10, 5] are not an ordered part of the storage range [-128, 127]}}
+  %y = qnn.requantize %x {clamp_min = 10, clamp_max = 5, multiplier = [1073741824], shift = [0]} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @requantize_to_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{the result must be a tensor of a quantized type, got tensor<4xi8>}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4xi32>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @requantize_to_per_axis(%x: tensor<2xi32>) {
+  // expected-error @+1 {{the result must be quantized per tensor}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<2xi32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1, 0.2}>>
+  func.return
+}
+
+// -----
+
+func.func @requantize_shape(%x: tensor<4xi32>) {
+  // expected-error @+1 {{result shape [5] does not match the inferred shape [4]}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4xi32>) -> tensor<5x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @requantize_float(%x: tensor<4xf32>) {
+  // expected-error @+1 {{the input (i32 or quantized) must be a tensor of a quantized type, got tensor<4xf32>}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @requantize_i32_storage_zero_point(%x: tensor<4x!quant.uniform<i32:f32, 0.1:5>>) {
+  // expected-error @+1 {{an input with i32 storage must have zero point 0}}
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4x!quant.uniform<i32:f32, 0.1:5>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+// ---- qnn.add, qnn.mul, qnn.clamp --------------------------------------------------------
+
+func.func @add_left_shift_overflows(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{lhs shifted left by 24 overflows int32; use a smaller left_shift}}
+  %y = qnn.add %x, %x {left_shift = 24, lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_left_shift_range(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{left_shift 31 is outside [0, 30]}}
+  %y = qnn.add %x, %x {left_shift = 31, lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_sum_overflows(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the rescaled sum can reach 2147483648, which overflows int32}}
+  %y = qnn.add %x, %x {lhs_multiplier = 1073741824, lhs_shift = -4, rhs_multiplier = 1073741824, rhs_shift = -4, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_bad_multiplier(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'rhs_multiplier': multiplier 5 is outside [2^30, 2^31)}}
+  %y = qnn.add %x, %x {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 5, rhs_shift = 0, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_broadcast(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>, %z: tensor<3x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{shapes [[4], [3]] are not broadcast-compatible}}
+  %y = qnn.add %x, %z {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<3x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_missing_property(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{property 'rhs_shift' expected in operation 'qnn.add'}}
+  %y = qnn.add %x, %x {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_i32_storage(%x: tensor<4x!quant.uniform<i32:f32, 0.1>>) {
+  // expected-error @+1 {{lhs must have 8- or 16-bit storage}}
+  %y = qnn.add %x, %x {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i32:f32, 0.1>>, tensor<4x!quant.uniform<i32:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @mul_bad_shift(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'multiplier': shift 40 is outside [-30, 31]}}
+  %y = qnn.mul %x, %x {multiplier = 1073741824, shift = 40} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @mul_result_float(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the result must be a tensor of a quantized type, got tensor<4xf32>}}
+  %y = qnn.mul %x, %x {multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @clamp_bounds(%x: tensor<4x!quant.uniform<u8:f32, 0.1:128>>) {
+  // expected-error @+1 {{clamp bounds [-1, 255] are not an ordered part of the storage range [0, 255]}}
+  %y = qnn.clamp %x {clamp_min = -1} : tensor<4x!quant.uniform<u8:f32, 0.1:128>>
+  func.return
+}
+
+// -----
+
+// ---- qnn.lut ---------------------------------------------------------------------------
+
+func.func @lut_short_table(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the table has 3 entries, expected 256}}
+  %y = qnn.lut %x {table = [1, 2, 3]} : tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @lut_16_bit(%x: tensor<4x!quant.uniform<i16:f32, 0.1>>) {
+  // expected-error @+1 {{the input must have 8-bit storage, got i16}}
+  %y = qnn.lut %x {table = [1, 2, 3]} : tensor<4x!quant.uniform<i16:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @lut_entry_range(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{table entry #0 is 200, outside the result's storage range [-128, 127]}}
+  %y = qnn.lut %x {table = [200, -127, -126, -125, -124, -123, -122, -121, -120, -119, -118, -117, -116, -115, -114, -113, -112, -111, -110, -109, -108, -107, -106, -105, -104, -103, -102, -101, -100, -99, -98, -97, -96, -95, -94, -93, -92, -91, -90, -89, -88, -87, -86, -85, -84, -83, -82, -81, -80, -79, -78, -77, -76, -75, -74, -73, -72, -71, -70, -69, -68, -67, -66, -65, -64, -63, -62, -61, -60, -59, -58, -57, -56, -55, -54, -53, -52, -51, -50, -49, -48, -47, -46, -45, -44, -43, -42, -41, -40, -39, -38, -37, -36, -35, -34, -33, -32, -31, -30, -29, -28, -27, -26, -25, -24, -23, -22, -21, -20, -19, -18, -17, -16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]} : tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+// ---- pooling ---------------------------------------------------------------------------
+
+func.func @max_pool_rescales(%x: tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{does not match the inferred type tensor<1x1x2x2x!quant.uniform<i8:f32, 0.1>>}}
+  %y = qnn.max_pool %x {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x2x2x!quant.uniform<i8:f32, 0.2>>
+  func.return
+}
+
+// -----
+
+func.func @average_pool_shape(%x: tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{result shape [1, 1, 3, 3] does not match the inferred shape [1, 1, 2, 2]}}
+  %y = qnn.average_pool %x {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x3x3x!quant.uniform<i8:f32, 0.2>>
+  func.return
+}
+
+// -----
+
+func.func @average_pool_multiplier(%x: tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'multiplier': multiplier -1 is outside [2^30, 2^31)}}
+  %y = qnn.average_pool %x {kernel_shape = [2, 2], strides = [2, 2], multiplier = -1} : (tensor<1x1x4x4x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x2x2x!quant.uniform<i8:f32, 0.2>>
+  func.return
+}
+
+// -----
+
+func.func @global_average_pool_shape(%x: tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{result shape [1, 2] does not match the inferred shape [1, 2, 1, 1]}}
+  %y = qnn.global_average_pool %x : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+// ---- qnn.pad and qnn.concat ------------------------------------------------------------
+
+func.func @pad_wrap(%x: tensor<4x!quant.uniform<i8:f32, 0.1:3>>) {
+  // expected-error @+1 {{'mode' must be "constant", "reflect" or "edge"; got "wrap"}}
+  %y = qnn.pad %x {pads = [1, 1], mode = "wrap"} : (tensor<4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<6x!quant.uniform<i8:f32, 0.1:3>>
+  func.return
+}
+
+// -----
+
+func.func @pad_rescales(%x: tensor<4x!quant.uniform<i8:f32, 0.1:3>>) {
+  // expected-error @+1 {{does not match the inferred type tensor<6x!quant.uniform<i8:f32, 0.1:3>>}}
+  %y = qnn.pad %x {pads = [1, 1]} : (tensor<4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<6x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @concat_needs_rescale(%x: tensor<2x!quant.uniform<i8:f32, 0.1>>, %y: tensor<2x!quant.uniform<i8:f32, 0.2>>) {
+  // expected-error @+1 {{operand #1 has type !quant.uniform<i8:f32, 0.2>, not the result's !quant.uniform<i8:f32, 0.1>; give 'multipliers' and 'shifts' to requantize it}}
+  %z = qnn.concat %x, %y {axis = 0} : (tensor<2x!quant.uniform<i8:f32, 0.1>>, tensor<2x!quant.uniform<i8:f32, 0.2>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @concat_one_multiplier_per_operand(%x: tensor<2x!quant.uniform<i8:f32, 0.1>>, %y: tensor<2x!quant.uniform<i8:f32, 0.2>>) {
+  // expected-error @+1 {{'multipliers' and 'shifts' need one entry per operand (2)}}
+  %z = qnn.concat %x, %y {axis = 0, multipliers = [1073741824], shifts = [-2]} : (tensor<2x!quant.uniform<i8:f32, 0.1>>, tensor<2x!quant.uniform<i8:f32, 0.2>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @concat_shape(%x: tensor<2x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{result shape [5] does not match the inferred shape [4]}}
+  %z = qnn.concat %x, %x {axis = 0} : (tensor<2x!quant.uniform<i8:f32, 0.1>>, tensor<2x!quant.uniform<i8:f32, 0.1>>) -> tensor<5x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}

@@ -1,0 +1,120 @@
+// RUN: irc-opt %s | irc-opt | FileCheck %s
+// RUN: irc-opt %s --mlir-print-op-generic | irc-opt | FileCheck %s
+// RUN: irc-opt %s -p canonicalize,fold-constants | FileCheck %s
+
+// Every qnn op round-trips through its custom syntax and the generic form, and the
+// float-level canonicalization and constant folding leave qnn ops alone.
+
+// A conv with per-channel weights and an i32 bias, requantized per channel with a
+// fused relu (clamp_min = the output zero point).
+// CHECK-LABEL: func.func @conv_requantize
+func.func @conv_requantize(%x: tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>> {
+  // CHECK-NEXT: %w = qnn.constant {{dense.*}} : tensor<2x3x3x3xi8> to tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>
+  %w = qnn.constant dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-127, 2, 3], [4, 5, 6], [7, 8, 127]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]]]]> : tensor<2x3x3x3xi8> to tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>
+  // CHECK-NEXT: %b = nn.constant dense<[100, -100]> : tensor<2xi32>
+  %b = nn.constant dense<[100, -100]> : tensor<2xi32>
+  // CHECK-NEXT: %acc = qnn.conv %x, %w, %b {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>, tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>, tensor<2xi32>) -> tensor<1x2x4x4xi32>
+  %acc = qnn.conv %x, %w, %b {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>, tensor<2x3x3x3x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02}>>, tensor<2xi32>) -> tensor<1x2x4x4xi32>
+  // CHECK-NEXT: %y = qnn.requantize %acc {axis = 1, clamp_min = -7, multiplier = [1099511600, 1099511600], shift = [7, 6]} : (tensor<1x2x4x4xi32>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
+  %y = qnn.requantize %acc {axis = 1, clamp_min = -7, multiplier = [1099511600, 1099511600], shift = [7, 6]} : (tensor<1x2x4x4xi32>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
+  func.return %y : tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
+}
+
+// Small constants print inline; a u8 constant has ui8 storage.
+// CHECK-LABEL: func.func @small_constants
+func.func @small_constants() -> (tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>, tensor<3x!quant.uniform<u8:f32, 0.1:128>>) {
+  // CHECK-NEXT: %c = qnn.constant dense<[-127, 127]> : tensor<2xi8> to tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>
+  %c = qnn.constant dense<[-127, 127]> : tensor<2xi8> to tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>
+  // CHECK-NEXT: %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>>
+  %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>>
+  func.return %c, %u : tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>, tensor<3x!quant.uniform<u8:f32, 0.1:128>>
+}
+
+// Depthwise and channels-last convolutions, and a transposed convolution whose
+// per-axis weight is quantized along its output-channel axis 1.
+// CHECK-LABEL: func.func @conv_variants
+func.func @conv_variants(%x: tensor<1x4x6x6x!quant.uniform<u8:f32, 0.1:128>>, %dw: tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>, %xl: tensor<1x6x6x4x!quant.uniform<i8:f32, 0.1>>, %wl: tensor<2x3x3x4x!quant.uniform<i8<-127:127>:f32:0, {0.1, 0.2}>>, %wt: tensor<4x2x2x2x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2}>>) -> (tensor<1x4x4x4xi32>, tensor<1x6x6x2xi32>, tensor<1x2x12x12xi32>) {
+  // CHECK-NEXT: %depthwise = qnn.conv %x, %dw {group = 4} : (tensor<1x4x6x6x!quant.uniform<u8:f32, 0.1:128>>, tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x4x4x4xi32>
+  %depthwise = qnn.conv %x, %dw {group = 4} : (tensor<1x4x6x6x!quant.uniform<u8:f32, 0.1:128>>, tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x4x4x4xi32>
+  // CHECK-NEXT: %nhwc = qnn.conv %xl, %wl {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x6x6x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x3x4x!quant.uniform<i8<-127:127>:f32:0, {0.1, 0.2}>>) -> tensor<1x6x6x2xi32>
+  %nhwc = qnn.conv %xl, %wl {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x6x6x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x3x4x!quant.uniform<i8<-127:127>:f32:0, {0.1, 0.2}>>) -> tensor<1x6x6x2xi32>
+  // CHECK-NEXT: %up = qnn.conv_transpose %x, %wt {strides = [2, 2]} : (tensor<1x4x6x6x!quant.uniform<u8:f32, 0.1:128>>, tensor<4x2x2x2x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2}>>) -> tensor<1x2x12x12xi32>
+  %up = qnn.conv_transpose %x, %wt {strides = [2, 2]} : (tensor<1x4x6x6x!quant.uniform<u8:f32, 0.1:128>>, tensor<4x2x2x2x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2}>>) -> tensor<1x2x12x12xi32>
+  func.return %depthwise, %nhwc, %up : tensor<1x4x4x4xi32>, tensor<1x6x6x2xi32>, tensor<1x2x12x12xi32>
+}
+
+// Channels last, the transposed convolution's weight is (C, k..., M/group), quantized
+// along its last axis.
+// CHECK-LABEL: func.func @conv_transpose_nhwc
+func.func @conv_transpose_nhwc(%x: tensor<1x5x3x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<4x2x2x3x!quant.uniform<i8:f32:3, {0.1, 0.2, 0.3}>>) -> tensor<1x10x6x3xi32> {
+  // CHECK-NEXT: %y = qnn.conv_transpose %x, %w {layout = "nhwc", strides = [2, 2]} : (tensor<1x5x3x4x!quant.uniform<i8:f32, 0.1>>, tensor<4x2x2x3x!quant.uniform<i8:f32:3, {0.1, 0.2, 0.3}>>) -> tensor<1x10x6x3xi32>
+  %y = qnn.conv_transpose %x, %w {layout = "nhwc", strides = [2, 2]} : (tensor<1x5x3x4x!quant.uniform<i8:f32, 0.1>>, tensor<4x2x2x3x!quant.uniform<i8:f32:3, {0.1, 0.2, 0.3}>>) -> tensor<1x10x6x3xi32>
+  func.return %y : tensor<1x10x6x3xi32>
+}
+
+// CHECK-LABEL: func.func @matrix_products
+func.func @matrix_products(%a: tensor<2x8x!quant.uniform<i8:f32, 0.1:3>>, %w: tensor<8x4x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2, 0.3, 0.4}>>, %wt: tensor<4x8x!quant.uniform<i8:f32, 0.1>>, %b: tensor<4xi32>) -> (tensor<2x4xi32>, tensor<2x4xi32>) {
+  // CHECK-NEXT: %mm = qnn.matmul %a, %w : (tensor<2x8x!quant.uniform<i8:f32, 0.1:3>>, tensor<8x4x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2, 0.3, 0.4}>>) -> tensor<2x4xi32>
+  %mm = qnn.matmul %a, %w : (tensor<2x8x!quant.uniform<i8:f32, 0.1:3>>, tensor<8x4x!quant.uniform<i8<-127:127>:f32:1, {0.1, 0.2, 0.3, 0.4}>>) -> tensor<2x4xi32>
+  // CHECK-NEXT: %fc = qnn.gemm %a, %wt, %b {trans_b = true} : (tensor<2x8x!quant.uniform<i8:f32, 0.1:3>>, tensor<4x8x!quant.uniform<i8:f32, 0.1>>, tensor<4xi32>) -> tensor<2x4xi32>
+  %fc = qnn.gemm %a, %wt, %b {trans_b = true} : (tensor<2x8x!quant.uniform<i8:f32, 0.1:3>>, tensor<4x8x!quant.uniform<i8:f32, 0.1>>, tensor<4xi32>) -> tensor<2x4xi32>
+  func.return %mm, %fc : tensor<2x4xi32>, tensor<2x4xi32>
+}
+
+// Requantizing a quantized tensor to another scale (its zero point is subtracted first).
+// CHECK-LABEL: func.func @requantize_quantized
+func.func @requantize_quantized(%x: tensor<4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<4x!quant.uniform<u8:f32, 0.2:128>> {
+  // CHECK-NEXT: %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<4x!quant.uniform<u8:f32, 0.2:128>>
+  %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<4x!quant.uniform<u8:f32, 0.2:128>>
+  func.return %y : tensor<4x!quant.uniform<u8:f32, 0.2:128>>
+}
+
+// left_shift = 20 is the default and is not printed.
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%x: tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>, %y: tensor<1x4x1x1x!quant.uniform<i8:f32, 0.02:5>>) -> (tensor<1x4x2x2x!quant.uniform<i8:f32, 0.05:-1>>, tensor<1x4x2x2x!quant.uniform<i8:f32, 0.01>>, tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // CHECK-NEXT: %sum = qnn.add %x, %y {clamp_min = -1, left_shift = 18, lhs_multiplier = 1073741824, lhs_shift = 0, multiplier = 1717986918, rhs_multiplier = 1717986918, rhs_shift = 2, shift = -16} : (tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x1x1x!quant.uniform<i8:f32, 0.02:5>>) -> tensor<1x4x2x2x!quant.uniform<i8:f32, 0.05:-1>>
+  %sum = qnn.add %x, %y {clamp_min = -1, left_shift = 18, lhs_multiplier = 1073741824, lhs_shift = 0, multiplier = 1717986918, rhs_multiplier = 1717986918, rhs_shift = 2, shift = -16} : (tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x1x1x!quant.uniform<i8:f32, 0.02:5>>) -> tensor<1x4x2x2x!quant.uniform<i8:f32, 0.05:-1>>
+  // CHECK-NEXT: %product = qnn.mul %x, %y {multiplier = 1717986918, shift = 0} : (tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x1x1x!quant.uniform<i8:f32, 0.02:5>>) -> tensor<1x4x2x2x!quant.uniform<i8:f32, 0.01>>
+  %product = qnn.mul %x, %y {multiplier = 1717986918, shift = 0} : (tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x1x1x!quant.uniform<i8:f32, 0.02:5>>) -> tensor<1x4x2x2x!quant.uniform<i8:f32, 0.01>>
+  // CHECK-NEXT: %relu = qnn.clamp %x {clamp_min = -3} : tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>
+  %relu = qnn.clamp %x {clamp_min = -3} : tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %sum, %product, %relu : tensor<1x4x2x2x!quant.uniform<i8:f32, 0.05:-1>>, tensor<1x4x2x2x!quant.uniform<i8:f32, 0.01>>, tensor<1x4x2x2x!quant.uniform<i8:f32, 0.1:-3>>
+}
+
+// CHECK-LABEL: func.func @pooling
+func.func @pooling(%x: tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x2x3x3x!quant.uniform<i8:f32, 0.05:10>>, tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // CHECK-NEXT: %max = qnn.max_pool %x {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  %max = qnn.max_pool %x {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  // CHECK-NEXT: %mean = qnn.average_pool %x {count_include_pad = true, kernel_shape = [3, 3], pads = [1, 1, 1, 1], shift = -2, strides = [2, 2]} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x3x3x!quant.uniform<i8:f32, 0.05:10>>
+  %mean = qnn.average_pool %x {count_include_pad = true, kernel_shape = [3, 3], multiplier = 1073741824, pads = [1, 1, 1, 1], shift = -2, strides = [2, 2]} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x3x3x!quant.uniform<i8:f32, 0.05:10>>
+  // CHECK-NEXT: %global = qnn.global_average_pool %x : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-3>>
+  %global = qnn.global_average_pool %x {multiplier = 1073741824, shift = -1} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %max, %mean, %global : tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x2x3x3x!quant.uniform<i8:f32, 0.05:10>>, tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-3>>
+}
+
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, %y: tensor<1x1x3x3x!quant.uniform<i8:f32, 0.2:4>>) -> (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x3x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x3x3x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // CHECK-NEXT: %padded = qnn.pad %x {pads = [0, 0, 1, 1, 0, 0, 1, 1]} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>
+  %padded = qnn.pad %x {pads = [0, 0, 1, 1, 0, 0, 1, 1]} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>
+  // CHECK-NEXT: %joined = qnn.concat %x, %y {axis = 1, multipliers = [1073741824, 1073741824], shifts = [-1, -2]} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x3x3x!quant.uniform<i8:f32, 0.2:4>>) -> tensor<1x3x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  %joined = qnn.concat %x, %y {axis = 1, multipliers = [1073741824, 1073741824], shifts = [-1, -2]} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x3x3x!quant.uniform<i8:f32, 0.2:4>>) -> tensor<1x3x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  // CHECK-NEXT: %same = qnn.concat %x, %x {axis = 1} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  %same = qnn.concat %x, %x {axis = 1} : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %padded, %joined, %same : tensor<1x2x5x5x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x3x3x3x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x3x3x!quant.uniform<i8:f32, 0.1:-3>>
+}
+
+// The table has 256 entries: here the identity map.
+// CHECK-LABEL: func.func @lut
+func.func @lut(%x: tensor<8x!quant.uniform<i8:f32, 0.1>>) -> tensor<8x!quant.uniform<i8:f32, 0.1>> {
+  // CHECK-NEXT: %y = qnn.lut %x {table = [-128, -127, {{.*}}, 126, 127]} : tensor<8x!quant.uniform<i8:f32, 0.1>>
+  %y = qnn.lut %x {table = [-128, -127, -126, -125, -124, -123, -122, -121, -120, -119, -118, -117, -116, -115, -114, -113, -112, -111, -110, -109, -108, -107, -106, -105, -104, -103, -102, -101, -100, -99, -98, -97, -96, -95, -94, -93, -92, -91, -90, -89, -88, -87, -86, -85, -84, -83, -82, -81, -80, -79, -78, -77, -76, -75, -74, -73, -72, -71, -70, -69, -68, -67, -66, -65, -64, -63, -62, -61, -60, -59, -58, -57, -56, -55, -54, -53, -52, -51, -50, -49, -48, -47, -46, -45, -44, -43, -42, -41, -40, -39, -38, -37, -36, -35, -34, -33, -32, -31, -30, -29, -28, -27, -26, -25, -24, -23, -22, -21, -20, -19, -18, -17, -16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]} : tensor<8x!quant.uniform<i8:f32, 0.1>>
+  func.return %y : tensor<8x!quant.uniform<i8:f32, 0.1>>
+}
+
+// nn ops that only move values apply to quantized tensors as they are.
+// CHECK-LABEL: func.func @nn_on_quantized
+func.func @nn_on_quantized(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>> {
+  // CHECK-NEXT: %flat = nn.reshape %x : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>>
+  %flat = nn.reshape %x : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %flat : tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>>
+}

@@ -1,0 +1,198 @@
+// RUN: irc-opt %s --split-input-file -p lower-to-qnn --verify-diagnostics | FileCheck %s
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/partition-no-lut.toml -p lower-to-qnn | FileCheck %s --check-prefix=NOLUT
+
+// The input is the QDQ form that `quantize` writes: nn ops reading quant.dcast of
+// quantized values, their results read by quant.qcast.
+
+// A conv with per-channel weights, an int32 bias of scale s_in * s_w and a fused
+// relu: qnn.conv accumulates in i32, qnn.requantize takes the accumulator to the
+// result type with one multiplier and shift per output channel (s_in * s_w / s_out:
+// 0.5 * 0.25 / 0.5 = 2^-2 and 0.5 * 0.5 / 0.5 = 2^-1) and clamps at the zero point
+// (the relu). The weights and the bias become qnn.constants.
+
+// CHECK-LABEL: func.func @conv_relu(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %w_s = qnn.constant dense<{{.*}}> : tensor<2x1x1x1xi8> to tensor<2x1x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.25, 0.5}>>
+// CHECK-NEXT:    %b_s = qnn.constant dense<[4, -2]> : tensor<2xi32> to tensor<2x!quant.uniform<i32:f32:0, {0.125, 0.25}>>
+// CHECK-NEXT:    %0 = qnn.conv %x_q, %w_s, %b_s : (tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>>, {{.*}}) -> tensor<1x2x2x2xi32>
+// CHECK-NEXT:    %y_q = qnn.requantize %0 {axis = 1, clamp_min = 3, multiplier = [1073741824, 1073741824], shift = [1, 0]} : (tensor<1x2x2x2xi32>) -> tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>
+// CHECK-NEXT:    %y_dq = quant.dcast %y_q
+// CHECK-NEXT:    func.return %y_dq
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 0 float}}
+func.func @conv_relu(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %x_q = quant.qcast %x : tensor<1x1x2x2xf32> to tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>>
+  %x_dq = quant.dcast %x_q : tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x1x2x2xf32>
+  %w_i = nn.constant dense<[[[[127]]], [[[-3]]]]> : tensor<2x1x1x1xi8>
+  %w_s = quant.scast %w_i : tensor<2x1x1x1xi8> to tensor<2x1x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.25, 0.5}>>
+  %w_dq = quant.dcast %w_s : tensor<2x1x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.25, 0.5}>> to tensor<2x1x1x1xf32>
+  %b_i = nn.constant dense<[4, -2]> : tensor<2xi32>
+  %b_s = quant.scast %b_i : tensor<2xi32> to tensor<2x!quant.uniform<i32:f32:0, {0.125, 0.25}>>
+  %b_dq = quant.dcast %b_s : tensor<2x!quant.uniform<i32:f32:0, {0.125, 0.25}>> to tensor<2xf32>
+  %y = nn.conv %x_dq, %w_dq, %b_dq {activation = #nn.activation<relu>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %y_q = quant.qcast %y : tensor<1x2x2x2xf32> to tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>
+  %y_dq = quant.dcast %y_q : tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>> to tensor<1x2x2x2xf32>
+  func.return %y_dq : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Ops that only move values keep their input's type: the max_pool becomes
+// qnn.max_pool, the reshape runs on the quantized tensor as it is. A concat whose
+// inputs have other types than its result requantizes them (multiplier 1 for the
+// input of the result's type: (2^30, -1)); a standalone relu is a clamp at the zero
+// point.
+
+// CHECK-LABEL: func.func @moving_values(
+// CHECK-NEXT:    %a_q = quant.qcast %a
+// CHECK-NEXT:    %b_q = quant.qcast %b
+// CHECK-NEXT:    %p_q = qnn.max_pool %a_q {kernel_shape = [2, 2]} : (tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>>) -> tensor<1x1x1x1x!quant.uniform<i8:f32, 0.5:-10>>
+// CHECK-NEXT:    %r_q = nn.reshape %p_q : (tensor<1x1x1x1x!quant.uniform<i8:f32, 0.5:-10>>) -> tensor<1x1x!quant.uniform<i8:f32, 0.5:-10>>
+// CHECK-NEXT:    %c_q = qnn.concat %r_q, %b_q {axis = 1, multipliers = [1073741824, 1073741824], shifts = [-1, 0]} : (tensor<1x1x!quant.uniform<i8:f32, 0.5:-10>>, tensor<1x3x!quant.uniform<i8:f32, 0.25:4>>) -> tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>>
+// CHECK-NEXT:    %u_q = qnn.clamp %c_q {clamp_min = -10} : tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>>
+// CHECK-NEXT:    %u_dq = quant.dcast %u_q
+// CHECK-NEXT:    func.return %u_dq
+// expected-remark @+1 {{lower-to-qnn: 4 ops lowered, 0 float}}
+func.func @moving_values(%a: tensor<1x1x2x2xf32>, %b: tensor<1x3xf32>) -> tensor<1x4xf32> {
+  %a_q = quant.qcast %a : tensor<1x1x2x2xf32> to tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>>
+  %a_dq = quant.dcast %a_q : tensor<1x1x2x2x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x1x2x2xf32>
+  %b_q = quant.qcast %b : tensor<1x3xf32> to tensor<1x3x!quant.uniform<i8:f32, 0.25:4>>
+  %b_dq = quant.dcast %b_q : tensor<1x3x!quant.uniform<i8:f32, 0.25:4>> to tensor<1x3xf32>
+  %p = nn.max_pool %a_dq {kernel_shape = [2, 2]} : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32>
+  %p_q = quant.qcast %p : tensor<1x1x1x1xf32> to tensor<1x1x1x1x!quant.uniform<i8:f32, 0.5:-10>>
+  %p_dq = quant.dcast %p_q : tensor<1x1x1x1x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x1x1x1xf32>
+  %r = nn.reshape %p_dq : (tensor<1x1x1x1xf32>) -> tensor<1x1xf32>
+  %r_q = quant.qcast %r : tensor<1x1xf32> to tensor<1x1x!quant.uniform<i8:f32, 0.5:-10>>
+  %r_dq = quant.dcast %r_q : tensor<1x1x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x1xf32>
+  %c = nn.concat %r_dq, %b_dq {axis = 1} : (tensor<1x1xf32>, tensor<1x3xf32>) -> tensor<1x4xf32>
+  %c_q = quant.qcast %c : tensor<1x4xf32> to tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>>
+  %c_dq = quant.dcast %c_q : tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x4xf32>
+  %u = nn.relu %c_dq : tensor<1x4xf32>
+  %u_q = quant.qcast %u : tensor<1x4xf32> to tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>>
+  %u_dq = quant.dcast %u_q : tensor<1x4x!quant.uniform<i8:f32, 0.5:-10>> to tensor<1x4xf32>
+  func.return %u_dq : tensor<1x4xf32>
+}
+
+// -----
+
+// An add with a fused relu6 (clip 0..6): both inputs rescaled to twice the larger
+// input scale after a left shift of 20 bits, and the sum clamped to the stored
+// values of 0 and 6 (zero point 0, scale 0.1: [0, 60]). A mul needs one multiplier,
+// s_a * s_b / s_out.
+
+// CHECK-LABEL: func.func @add_mul(
+// CHECK:         %s_q = qnn.add %a_q, %b_q {clamp_max = 60, clamp_min = 0, lhs_multiplier = 1073741824, lhs_shift = 1, multiplier = 1342177280, rhs_multiplier = 1073741824, rhs_shift = 0, shift = 17} : (tensor<4x!quant.uniform<i8:f32, 0.125>>, tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+// CHECK-NEXT:    %m_q = qnn.mul %s_q, %b_q {multiplier = 1073741824, shift = 0} : (tensor<4x!quant.uniform<i8:f32, 0.1>>, tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.05>>
+// expected-remark @+1 {{lower-to-qnn: 2 ops lowered, 0 float}}
+func.func @add_mul(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %a_q = quant.qcast %a : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.125>>
+  %a_dq = quant.dcast %a_q : tensor<4x!quant.uniform<i8:f32, 0.125>> to tensor<4xf32>
+  %b_q = quant.qcast %b : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.25>>
+  %b_dq = quant.dcast %b_q : tensor<4x!quant.uniform<i8:f32, 0.25>> to tensor<4xf32>
+  %s = nn.add %a_dq, %b_dq {activation = #nn.activation<clip min = 0.0, max = 6.0>} : tensor<4xf32>
+  %s_q = quant.qcast %s : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.1>>
+  %s_dq = quant.dcast %s_q : tensor<4x!quant.uniform<i8:f32, 0.1>> to tensor<4xf32>
+  %m = nn.mul %s_dq, %b_dq : tensor<4xf32>
+  %m_q = quant.qcast %m : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.05>>
+  %m_dq = quant.dcast %m_q : tensor<4x!quant.uniform<i8:f32, 0.05>> to tensor<4xf32>
+  func.return %m_dq : tensor<4xf32>
+}
+
+// -----
+
+// A sigmoid between int8 values becomes a 256-entry lookup table (the table of
+// dcast -> sigmoid -> qcast over every stored input). Without a target lookup tables
+// are assumed (the remark says so); on a target without one (NOLUT) the sigmoid
+// stays float between its casts.
+
+// CHECK-LABEL: func.func @lookup_table(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %s_q = qnn.lut %x_q {table = [-128, -128, {{.*}}, 127]} : (tensor<8x!quant.uniform<i8:f32, 0.0625>>) -> tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %s_dq = quant.dcast %s_q
+
+// NOLUT-LABEL: func.func @lookup_table(
+// NOLUT-NEXT:    %x_q = quant.qcast %x
+// NOLUT-NEXT:    %x_dq = quant.dcast %x_q
+// NOLUT-NEXT:    %s = nn.sigmoid %x_dq
+// NOLUT-NEXT:    %s_q = quant.qcast %s
+// NOLUT-NEXT:    %s_dq = quant.dcast %s_q
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 0 float; no target: 1 lookup tables assumed available}}
+func.func @lookup_table(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %x_q = quant.qcast %x : tensor<8xf32> to tensor<8x!quant.uniform<i8:f32, 0.0625>>
+  %x_dq = quant.dcast %x_q : tensor<8x!quant.uniform<i8:f32, 0.0625>> to tensor<8xf32>
+  %s = nn.sigmoid %x_dq : tensor<8xf32>
+  %s_q = quant.qcast %s : tensor<8xf32> to tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %s_dq = quant.dcast %s_q : tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<8xf32>
+  func.return %s_dq : tensor<8xf32>
+}
+
+// -----
+
+// A gemm with trans_b and weights per output feature (axis 0 of the (N, K) weights)
+// requantizes per column of its result (axis 1); its float bias (not quantized by
+// the QDQ form) is quantized here with scale s_in * s_w.
+
+// CHECK-LABEL: func.func @gemm_float_bias(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %w_s = qnn.constant {{.*}} : tensor<2x3xi8> to tensor<2x3x!quant.uniform<i8<-127:127>:f32:0, {0.5, 0.25}>>
+// CHECK-NEXT:    %b = qnn.constant dense<[8, -8]> : tensor<2xi32> to tensor<2x!quant.uniform<i32:f32:0, {0.25, 0.125}>>
+// CHECK-NEXT:    %0 = qnn.gemm %x_q, %w_s, %b {trans_b = true}
+// CHECK-NEXT:    %y_q = qnn.requantize %0 {axis = 1, multiplier = [1073741824, 1073741824], shift = [-2, -1]}
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 0 float}}
+func.func @gemm_float_bias(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
+  %x_q = quant.qcast %x : tensor<1x3xf32> to tensor<1x3x!quant.uniform<i8:f32, 0.5>>
+  %x_dq = quant.dcast %x_q : tensor<1x3x!quant.uniform<i8:f32, 0.5>> to tensor<1x3xf32>
+  %w_i = nn.constant dense<[[1, 2, 3], [-4, 5, 6]]> : tensor<2x3xi8>
+  %w_s = quant.scast %w_i : tensor<2x3xi8> to tensor<2x3x!quant.uniform<i8<-127:127>:f32:0, {0.5, 0.25}>>
+  %w_dq = quant.dcast %w_s : tensor<2x3x!quant.uniform<i8<-127:127>:f32:0, {0.5, 0.25}>> to tensor<2x3xf32>
+  %b = nn.constant dense<[2.0, -1.0]> : tensor<2xf32>
+  %y = nn.gemm %x_dq, %w_dq, %b {trans_b = true} : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<1x2xf32>
+  %y_q = quant.qcast %y : tensor<1x2xf32> to tensor<1x2x!quant.uniform<i8:f32, 0.125>>
+  %y_dq = quant.dcast %y_q : tensor<1x2x!quant.uniform<i8:f32, 0.125>> to tensor<1x2xf32>
+  func.return %y_dq : tensor<1x2xf32>
+}
+
+// -----
+
+// Must not fire where the pattern does not match: the softmax has no integer form
+// and stays a float island between its casts; the exp's result is read as a float
+// (no qcast), so the exp stays float too; a pad with a value other than zero has no
+// qnn.pad (which pads with the zero point) and stays float.
+
+// CHECK-LABEL: func.func @float_islands(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %x_dq = quant.dcast %x_q
+// CHECK-NEXT:    %s = nn.softmax %x_dq
+// CHECK-NEXT:    %s_q = quant.qcast %s
+// CHECK-NEXT:    %s_dq = quant.dcast %s_q
+// CHECK-NEXT:    %e = nn.exp %s_dq
+// CHECK-NEXT:    %p = nn.pad %x_dq {pads = [1, 1], value = 1.0}
+// CHECK-NEXT:    %p_q = quant.qcast %p
+// expected-remark @+1 {{lower-to-qnn: 0 ops lowered, 3 float}}
+func.func @float_islands(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<6x!quant.uniform<i8:f32, 0.5>>) {
+  %x_q = quant.qcast %x : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.5>>
+  %x_dq = quant.dcast %x_q : tensor<4x!quant.uniform<i8:f32, 0.5>> to tensor<4xf32>
+  // expected-note @+1 {{stays float: nn.softmax has no integer lowering}}
+  %s = nn.softmax %x_dq {axis = 0} : tensor<4xf32>
+  %s_q = quant.qcast %s : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %s_dq = quant.dcast %s_q : tensor<4x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<4xf32>
+  // expected-note @+1 {{stays float: result #0 is read as a float}}
+  %e = nn.exp %s_dq : tensor<4xf32>
+  // expected-note @+1 {{stays float: it pads with 1.0, not with zero}}
+  %p = nn.pad %x_dq {pads = [1, 1], value = 1.0} : (tensor<4xf32>) -> tensor<6xf32>
+  %p_q = quant.qcast %p : tensor<6xf32> to tensor<6x!quant.uniform<i8:f32, 0.5>>
+  func.return %e, %p_q : tensor<4xf32>, tensor<6x!quant.uniform<i8:f32, 0.5>>
+}
+
+// -----
+
+// A qcast of a dcast to the same type cancels; to another type it is a requantize.
+
+// CHECK-LABEL: func.func @cast_pairs(
+// CHECK-NEXT:    %other = qnn.requantize %q {multiplier = [1073741824], shift = [-2]} : (tensor<4x!quant.uniform<i8:f32, 0.5>>) -> tensor<4x!quant.uniform<i8:f32, 0.25:1>>
+// CHECK-NEXT:    func.return %q, %other
+func.func @cast_pairs(%q: tensor<4x!quant.uniform<i8:f32, 0.5>>) -> (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25:1>>) {
+  %d = quant.dcast %q : tensor<4x!quant.uniform<i8:f32, 0.5>> to tensor<4xf32>
+  %same = quant.qcast %d : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.5>>
+  %other = quant.qcast %d : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.25:1>>
+  func.return %same, %other : tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25:1>>
+}
