@@ -67,3 +67,26 @@ class StagedOutputs:
             self.commit()
         else:
             self.discard()
+
+
+def write_report(
+    path: Path | str, json_text: Callable[[], str], text: Callable[[], str], what: str, option: str
+) -> None:
+    """Write a pass's report atomically: `json_text()` for a `.json` path, else `text()`.
+
+    A path that cannot be written is an `IrcError` naming it, with a hint about the
+    pass `option` that gave it (`partition{report=PATH}`).
+    """
+    from irc.diagnostics import Location, error
+
+    path = Path(path)
+    content = json_text() if path.suffix.lower() == ".json" else text()
+    try:
+        with StagedOutputs() as staged:
+            staged.stage_text(path, content)
+    except OSError as failure:
+        raise error(
+            f"cannot write the {what} '{path}': {failure.strerror or failure}",
+            Location(file=str(path)),
+            hint=f"give {option} a path in a writable directory",
+        ) from None

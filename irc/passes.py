@@ -56,6 +56,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
     "lower-to-qnn": ("irc.transforms.lower_to_qnn", "LowerToQNNPass"),
     "partition": ("irc.transforms.partition", "PartitionPass"),
+    "plan-tiles": ("irc.transforms.plan_tiles", "PlanTilesPass"),
     "quantize": ("irc.transforms.quantize", "QuantizePass"),
 }
 """Every pass: its pipeline name -> (module, class name). Keep it sorted by name."""

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irc.diagnostics import Location, error
-from irc.fileio import StagedOutputs
+from irc.diagnostics import Location
+from irc.fileio import write_report
 
 SCHEMA = "irc-partition-report/1"
 """The `schema` field of the JSON report; bumped when a field changes meaning."""
@@ -273,15 +273,4 @@ class PartitionReport:
 
         A path that cannot be written is an `IrcError` naming it.
         """
-        path = Path(path)
-        text = self.to_json() if path.suffix.lower() == ".json" else self.to_text()
-        try:
-            with StagedOutputs() as staged:
-                staged.stage_text(path, text)
-        except OSError as failure:
-            reason = failure.strerror or str(failure)
-            raise error(
-                f"cannot write the partition report '{path}': {reason}",
-                Location(file=str(path)),
-                hint="give partition{report=PATH} a path in a writable directory",
-            ) from None
+        write_report(path, self.to_json, self.to_text, "partition report", "partition{report=PATH}")

@@ -1,0 +1,791 @@
+"""How a layer is cut into tiles that fit the target's SRAM, and what each choice costs.
+
+Every layer the NPU runs is seen as a convolution in NHWC terms (`Layer`): a conv
+(grouped or depthwise), a gemm or matmul (a 1x1 conv over M rows of K channels), a
+pooling (a depthwise window on the vector unit) or an elementwise op (a 1x1 window
+on the vector unit, over one or two inputs). A `Tile` is the part of the output one
+step computes: `rows` x `columns` output pixels of `channels` output channels, from
+`depth` input channels (fewer than the layer's: the K dimension is split, and int32
+partial sums stay in an SRAM accumulator until the last step).
+
+For a tile, the model counts (docs/tiling.md gives the formulas):
+
+- **SRAM**: the input tile with its halo (`(rows - 1) * stride + (kernel - 1) *
+  dilation + 1` input rows, the same for columns), the weight tile, the output tile,
+  the int32 accumulator when the K dimension is split, and the per-channel
+  requantization parameters; each buffer rounded up to the SRAM alignment, and the
+  streamed ones (input, weights, output) twice when double buffered.
+- **DDR traffic**, for the better of two loop orders: weights stationary (each weight
+  tile loaded once, the input loaded again for every output-channel tile) or input
+  stationary (each input tile loaded once, the weights again for every spatial
+  tile); with a split K both are loaded at every step. A DMA of a box of a row-major
+  tensor moves contiguous runs, each rounded up to whole bursts, and costs the DDR
+  latency once per descriptor. Weights are constants that the compiler lays out in
+  tile order, so their loads are contiguous.
+- **Compute cycles**: on the MAC array, per output pixel, ceil(channels / columns)
+  x ceil(depth / rows) passes for each kernel tap (a depthwise conv puts the taps on
+  the rows: ceil(channels / columns) x ceil(taps / rows)), plus rows + columns cycles
+  to fill and drain the array for every tile step; on the vector unit, per output
+  pixel, ceil(channels / lanes) per tap or input.
+- **Time**: double buffered, DMA overlaps compute, so the layer takes the longer of
+  its total compute and its total DMA (loads and stores share the DDR's bandwidth),
+  plus the first tile's loads and the last tile's store, which nothing overlaps;
+  single buffered, the sum.
+
+`plan_layer` evaluates candidate tiles and keeps the fastest that fits (ties: less
+DDR traffic, then less SRAM, then the larger tile), trying double buffering first.
+A layer whose smallest tile does not fit even single buffered is a `TilingError`
+that gives the SRAM it needs (`minimum_sram`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import product
+from typing import TYPE_CHECKING, Literal
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from irc.dialects import nn, qnn
+from irc.dialects.quant import quantized_element
+from irc.ir.weights import dtype_of
+
+if TYPE_CHECKING:
+    from irc.targets import Target
+
+Kind = Literal["conv", "depthwise", "pool", "elementwise"]
+Engine = Literal["mac", "vector"]
+
+REQUANT_PARAMETER_BYTES = 9
+"""Per output channel of a quantized MAC layer: int32 bias, int32 multiplier, int8 shift."""
+
+ACCUMULATOR_BYTES = 4
+"""int32 partial sums (float32 for an unquantized layer)."""
+
+
+class TilingError(Exception):
+    """A layer that cannot be tiled for the target (too little SRAM, a bad forced tile)."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A layer in NHWC terms: what tiling needs to know about one op."""
+
+    name: str
+    op: str
+    kind: Kind
+    engine: Engine
+    batch: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+    kernel: tuple[int, int] = (1, 1)
+    strides: tuple[int, int] = (1, 1)
+    dilations: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """top, left, bottom, right."""
+    groups: int = 1
+    inputs: int = 1
+    """Activation inputs read per output element (2 for an add)."""
+    in_bytes: int = 1
+    out_bytes: int = 1
+    weight_bytes: int = 1
+    has_weights: bool = False
+    quantized: bool = True
+    channels_last: bool = True
+    """The activations' layout in DDR (NHWC), which decides how contiguous a box is."""
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates (0 for a vector-unit layer)."""
+        if self.engine != "mac":
+            return 0
+        taps = self.kernel[0] * self.kernel[1]
+        return self.batch * self.out_h * self.out_w * self.out_c * taps * self.in_c // self.groups
+
+    @property
+    def depth_per_group(self) -> int:
+        """Input channels each output channel reads."""
+        return self.in_c // self.groups
+
+
+@dataclass(frozen=True)
+class Tile:
+    """The output part one step computes: rows x columns x channels, from `depth` inputs."""
+
+    rows: int
+    columns: int
+    channels: int
+    depth: int
+
+    def __str__(self) -> str:
+        return f"{self.rows}x{self.columns}x{self.channels}/{self.depth}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen tile of a layer and everything the model counted for it."""
+
+    layer: Layer
+    tile: Tile
+    counts: tuple[int, int, int, int]
+    """Tiles along output rows, columns, channels, and K steps."""
+    order: Literal["weights", "input"]
+    """The stationary operand of the loop order."""
+    double_buffered: bool
+    buffers: dict[str, int] = field(default_factory=dict)
+    """SRAM bytes of each buffer (aligned, times two when double buffered)."""
+    sram_bytes: int = 0
+    ddr_read: int = 0
+    """Bytes moved from DDR, bursts included."""
+    ddr_written: int = 0
+    compute_cycles: int = 0
+    load_cycles: int = 0
+    store_cycles: int = 0
+    cycles: int = 0
+    lower_bound: int = 0
+    """max(ideal compute cycles, compulsory DDR traffic / bytes per cycle)."""
+
+    @property
+    def tile_count(self) -> int:
+        """Tile steps (K steps included)."""
+        return math.prod(self.counts)
+
+    @property
+    def efficiency(self) -> float:
+        """lower_bound / cycles (1.0: the layer runs at its bound)."""
+        return self.lower_bound / self.cycles if self.cycles else 1.0
+
+
+# --------------------------------------------------------------------------------------
+# Layers from ops
+
+
+def _shape(value: object) -> list[int]:
+    value_type = getattr(value, "type", None)
+    assert isinstance(value_type, TensorType)
+    return list(value_type.get_shape())
+
+
+def _element_bytes(value: object) -> int:
+    value_type = getattr(value, "type", None)
+    assert isinstance(value_type, TensorType)
+    element = quantized_element(value_type)
+    if element is not None:
+        return max(1, element.storage_type.width.data // 8)
+    return dtype_of(value_type.get_element_type()).itemsize
+
+
+def _nhwc(shape: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:
+    """(N, H, W, C) of a rank-3 or rank-4 activation (a 1-D spatial op has W = 1)."""
+    if len(shape) == 3:
+        shape = [*shape[:2], 1, shape[2]] if channels_last else [*shape, 1]
+    if len(shape) != 4:
+        raise TilingError(f"expected a rank-3 or rank-4 activation, got shape {list(shape)}")
+    if channels_last:
+        n, h, w, c = shape
+    else:
+        n, c, h, w = shape
+    return n, h, w, c
+
+
+def _pair(values: Sequence[int] | None, default: int) -> tuple[int, int]:
+    if not values:
+        return (default, default)
+    return (values[0], values[1]) if len(values) >= 2 else (values[0], 1)
+
+
+def _pads(values: Sequence[int] | None) -> tuple[int, int, int, int]:
+    if not values:
+        return (0, 0, 0, 0)
+    if len(values) == 4:  # begins (top, left), then ends (bottom, right)
+        return (values[0], values[1], values[2], values[3])
+    return (values[0], 0, values[1], 0)
+
+
+CONV_OPS = (nn.ConvOp, qnn.ConvOp)
+GEMM_OPS = (nn.GemmOp, nn.MatMulOp, qnn.GemmOp, qnn.MatMulOp)
+POOL_OPS = (nn.MaxPoolOp, nn.AveragePoolOp, qnn.MaxPoolOp, qnn.AveragePoolOp)
+ELEMENTWISE_OPS = (
+    nn.AddOp,
+    nn.MulOp,
+    nn.ReluOp,
+    nn.ClipOp,
+    qnn.AddOp,
+    qnn.MulOp,
+    qnn.ClampOp,
+    qnn.LutOp,
+    qnn.RequantizeOp,
+)
+
+
+def layer_of(op: Operation, name: str = "") -> Layer | None:
+    """The tiling view of `op`, or None for an op tiling does not plan (constants,
+    data movement, and ops whose shapes it does not model).
+
+    A qnn conv, gemm or matmul is planned with its int8 output: the
+    `qnn.requantize` that follows it runs on each tile as the tile leaves the array.
+    """
+    label = name or op.name
+    props = op.props() if hasattr(op, "props") else None
+    if isinstance(op, CONV_OPS):
+        assert props is not None
+        weight = _shape(op.operands[1])
+        if len(weight) not in (3, 4):
+            return None
+        channels_last = props.str("layout") == "nhwc"
+        n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
+        _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
+        kernel_dims = weight[1:-1] if channels_last else weight[2:]
+        kernel = _pair(kernel_dims, 1)
+        groups = props.int("group") or 1
+        out_bytes = _element_bytes(op.results[0])
+        quantized = isinstance(op, qnn.ConvOp)
+        if quantized:
+            out_bytes = _requantized_bytes(op) or out_bytes
+        return Layer(
+            label,
+            op.name,
+            "depthwise" if groups == c and groups == oc and groups > 1 else "conv",
+            "mac",
+            n,
+            h,
+            w,
+            c,
+            oh,
+            ow,
+            oc,
+            kernel=kernel,
+            strides=_pair(props.ints("strides"), 1),
+            dilations=_pair(props.ints("dilations"), 1),
+            pads=_pads(props.ints("pads")),
+            groups=groups,
+            in_bytes=_element_bytes(op.operands[0]),
+            out_bytes=out_bytes,
+            weight_bytes=_element_bytes(op.operands[1]),
+            has_weights=True,
+            quantized=quantized,
+            channels_last=channels_last,
+        )
+    if isinstance(op, GEMM_OPS):
+        lhs, rhs, result = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
+        if len(rhs) != 2 or len(result) < 2:
+            return None
+        rows = math.prod(result[:-1])
+        depth = lhs[-1]
+        if props is not None and props.bool("trans_a"):
+            depth = lhs[0]
+        quantized = isinstance(op, qnn.GemmOp | qnn.MatMulOp)
+        out_bytes = _element_bytes(op.results[0])
+        if quantized:
+            out_bytes = _requantized_bytes(op) or out_bytes
+        return Layer(
+            label,
+            op.name,
+            "conv",
+            "mac",
+            1,
+            rows,
+            1,
+            depth,
+            rows,
+            1,
+            result[-1],
+            in_bytes=_element_bytes(op.operands[0]),
+            out_bytes=out_bytes,
+            weight_bytes=_element_bytes(op.operands[1]),
+            has_weights=True,
+            quantized=quantized,
+        )
+    if isinstance(op, POOL_OPS):
+        assert props is not None
+        channels_last = props.str("layout") == "nhwc"
+        n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
+        _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
+        return Layer(
+            label,
+            op.name,
+            "pool",
+            "vector",
+            n,
+            h,
+            w,
+            c,
+            oh,
+            ow,
+            oc,
+            kernel=_pair(props.ints("kernel_shape"), 1),
+            strides=_pair(props.ints("strides"), 1),
+            dilations=_pair(props.ints("dilations"), 1),
+            pads=_pads(props.ints("pads")),
+            groups=c,
+            in_bytes=_element_bytes(op.operands[0]),
+            out_bytes=_element_bytes(op.results[0]),
+            quantized=quantized_element(op.results[0].type) is not None,
+            channels_last=channels_last,
+        )
+    if isinstance(op, ELEMENTWISE_OPS):
+        result = _shape(op.results[0])
+        if not result:
+            return None
+        channels = result[-1]
+        rows = math.prod(result[:-1])
+        return Layer(
+            label,
+            op.name,
+            "elementwise",
+            "vector",
+            1,
+            rows,
+            1,
+            channels,
+            rows,
+            1,
+            channels,
+            groups=channels,
+            inputs=sum(1 for operand in op.operands if _shape(operand) == result),
+            in_bytes=_element_bytes(op.operands[0]),
+            out_bytes=_element_bytes(op.results[0]),
+            quantized=quantized_element(op.results[0].type) is not None,
+        )
+    return None
+
+
+def _requantized_bytes(op: Operation) -> int | None:
+    """The element size after the `qnn.requantize` that reads an accumulator alone."""
+    users = list(op.results[0].uses)
+    if len(users) == 1 and isinstance(users[0].operation, qnn.RequantizeOp):
+        return _element_bytes(users[0].operation.results[0])
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# The cost of one tile choice
+
+
+def _align(size: int, alignment: int) -> int:
+    return -(-size // alignment) * alignment
+
+
+def _input_extent(out: int, kernel: int, stride: int, dilation: int, limit: int) -> int:
+    """Input rows (or columns) that `out` output rows read, halo included, at most the
+    padded input's."""
+    return min((out - 1) * stride + (kernel - 1) * dilation + 1, limit)
+
+
+def _splits(total: int, size: int) -> list[tuple[int, int]]:
+    """(size, count) of the pieces `total` is cut into: full ones and the remainder."""
+    full, rest = divmod(total, size)
+    pieces = [(size, full)] if full else []
+    if rest:
+        pieces.append((rest, 1))
+    return pieces
+
+
+def _box_runs(shape: Sequence[int], box: Sequence[int]) -> tuple[int, int]:
+    """(contiguous runs, elements per run) of a box in a row-major tensor."""
+    run = 1
+    for axis in range(len(shape) - 1, -1, -1):
+        run *= box[axis]
+        if box[axis] != shape[axis]:
+            break
+    elements = math.prod(box)
+    return elements // run if run else 0, run
+
+
+@dataclass
+class _Cost:
+    compute: int = 0
+    load: int = 0
+    store: int = 0
+    read: int = 0
+    written: int = 0
+
+
+class _Model:
+    """The cost model of one layer on one target."""
+
+    def __init__(self, layer: Layer, target: Target) -> None:
+        self.layer = layer
+        self.target = target
+        clock = target.mac_array.clock_hz
+        self.bytes_per_cycle = target.ddr.bandwidth_bytes_per_second / clock
+        self.burst = target.dma.burst_bytes
+        self.latency = target.ddr.latency_cycles
+        self.alignment = target.sram.alignment_bytes
+        self.padded_h = layer.in_h + layer.pads[0] + layer.pads[2]
+        self.padded_w = layer.in_w + layer.pads[1] + layer.pads[3]
+
+    # ---- geometry ---------------------------------------------------------------------
+
+    def input_channels(self, tile: Tile) -> int:
+        """Input channels a tile reads."""
+        layer = self.layer
+        if layer.kind in ("depthwise", "pool", "elementwise"):
+            return tile.channels
+        if layer.groups == 1:
+            return tile.depth
+        out_per_group = layer.out_c // layer.groups
+        groups_touched = max(1, tile.channels // out_per_group)
+        return groups_touched * tile.depth
+
+    def input_box(self, tile: Tile) -> tuple[int, int, int]:
+        layer = self.layer
+        rows = _input_extent(
+            tile.rows, layer.kernel[0], layer.strides[0], layer.dilations[0], self.padded_h
+        )
+        columns = _input_extent(
+            tile.columns, layer.kernel[1], layer.strides[1], layer.dilations[1], self.padded_w
+        )
+        return rows, columns, self.input_channels(tile)
+
+    def weight_elements(self, tile: Tile) -> int:
+        layer = self.layer
+        if not layer.has_weights:
+            return 0
+        taps = layer.kernel[0] * layer.kernel[1]
+        if layer.kind == "depthwise":
+            return tile.channels * taps
+        return tile.channels * taps * tile.depth
+
+    # ---- SRAM -------------------------------------------------------------------------
+
+    def buffers(self, tile: Tile, double: bool, split: bool) -> dict[str, int]:
+        layer, align = self.layer, self.alignment
+        copies = 2 if double else 1
+        rows, columns, channels = self.input_box(tile)
+        buffers = {
+            "input": copies
+            * layer.inputs
+            * _align(rows * columns * channels * layer.in_bytes, align),
+            "output": copies
+            * _align(tile.rows * tile.columns * tile.channels * layer.out_bytes, align),
+        }
+        if layer.has_weights:
+            weights = self.weight_elements(tile) * layer.weight_bytes
+            buffers["weights"] = copies * _align(weights, align)
+            parameters = REQUANT_PARAMETER_BYTES if layer.quantized else 4
+            buffers["parameters"] = copies * _align(tile.channels * parameters, align)
+        if split:
+            accumulator = tile.rows * tile.columns * tile.channels * ACCUMULATOR_BYTES
+            buffers["accumulator"] = _align(accumulator, align)
+        return buffers
+
+    # ---- DMA --------------------------------------------------------------------------
+
+    def dma_cycles(self, runs: int, run_bytes: int, descriptors: int) -> tuple[int, int]:
+        """(cycles, bytes moved) of `runs` contiguous runs, bursts rounded up."""
+        moved = runs * _align(run_bytes, self.burst) if run_bytes else 0
+        cycles = descriptors * self.latency + math.ceil(moved / self.bytes_per_cycle)
+        return cycles, moved
+
+    def input_dma(self, tile_rows: int, tile_columns: int, channels: int) -> tuple[int, int]:
+        layer = self.layer
+        box_h = _input_extent(
+            tile_rows, layer.kernel[0], layer.strides[0], layer.dilations[0], self.padded_h
+        )
+        box_w = _input_extent(
+            tile_columns, layer.kernel[1], layer.strides[1], layer.dilations[1], self.padded_w
+        )
+        # Padding is not in DDR: the box is clipped to the stored input.
+        box_h, box_w = min(box_h, layer.in_h), min(box_w, layer.in_w)
+        if layer.channels_last:
+            shape, box = (layer.in_h, layer.in_w, layer.in_c), (box_h, box_w, channels)
+        else:
+            shape, box = (layer.in_c, layer.in_h, layer.in_w), (channels, box_h, box_w)
+        runs, run = _box_runs(shape, box)
+        cycles, moved = self.dma_cycles(runs, run * layer.in_bytes, 1)
+        return cycles * layer.inputs, moved * layer.inputs
+
+    def output_dma(self, rows: int, columns: int, channels: int) -> tuple[int, int]:
+        layer = self.layer
+        if layer.channels_last:
+            shape, box = (layer.out_h, layer.out_w, layer.out_c), (rows, columns, channels)
+        else:
+            shape, box = (layer.out_c, layer.out_h, layer.out_w), (channels, rows, columns)
+        runs, run = _box_runs(shape, box)
+        return self.dma_cycles(runs, run * layer.out_bytes, 1)
+
+    def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
+        layer = self.layer
+        taps = layer.kernel[0] * layer.kernel[1]
+        elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
+        size = elements * layer.weight_bytes + channels * (
+            REQUANT_PARAMETER_BYTES if layer.quantized else 4
+        )
+        return self.dma_cycles(1, size, 1)
+
+    # ---- compute ----------------------------------------------------------------------
+
+    def compute_cycles(self, rows: int, columns: int, channels: int, depth: int) -> int:
+        layer, array = self.layer, self.target.mac_array
+        pixels = rows * columns
+        taps = layer.kernel[0] * layer.kernel[1]
+        if layer.engine == "vector":
+            lanes = self.target.vector_unit.lanes
+            per_pixel = math.ceil(channels / lanes) * (
+                taps if layer.kind == "pool" else layer.inputs
+            )
+            return pixels * per_pixel
+        if layer.kind == "depthwise":
+            passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
+        else:
+            passes = math.ceil(channels / array.columns) * math.ceil(depth / array.rows) * taps
+        return pixels * passes + array.rows + array.columns
+
+    # ---- a whole plan -----------------------------------------------------------------
+
+    def cost(self, tile: Tile, order: str) -> _Cost:
+        layer = self.layer
+        split = tile.depth < self.full_depth
+        h_pieces = _splits(layer.out_h, tile.rows)
+        w_pieces = _splits(layer.out_w, tile.columns)
+        c_pieces = _splits(layer.out_c, tile.channels)
+        k_pieces = _splits(self.full_depth, tile.depth)
+        spatial_tiles = layer.batch * sum(c for _, c in h_pieces) * sum(c for _, c in w_pieces)
+        channel_tiles = sum(c for _, c in c_pieces)
+        shared_input = not split and layer.kind == "conv" and layer.groups == 1
+        total = _Cost()
+        for (h, hc), (w, wc), (ch, cc), (k, kc) in product(h_pieces, w_pieces, c_pieces, k_pieces):
+            count = layer.batch * hc * wc * cc * kc
+            total.compute += count * self.compute_cycles(h, w, ch, k)
+            channels = self.input_channels(Tile(h, w, ch, k))
+            in_cycles, in_bytes = self.input_dma(h, w, channels)
+            # Loads of the input: once per spatial tile when it is stationary, K is
+            # whole and every output channel reads the same inputs (a dense conv or
+            # gemm); else at every step.
+            in_count = count / channel_tiles if order == "input" and shared_input else count
+            total.load += round(in_count * in_cycles)
+            total.read += round(in_count * in_bytes)
+            if layer.has_weights:
+                w_cycles, w_bytes = self.weight_dma(ch, k)
+                w_count = count / spatial_tiles if order == "weights" and not split else count
+                total.load += round(w_count * w_cycles)
+                total.read += round(w_count * w_bytes)
+            out_cycles, out_bytes = self.output_dma(h, w, ch)
+            total.store += (count // kc) * out_cycles
+            total.written += (count // kc) * out_bytes
+        return total
+
+    @property
+    def full_depth(self) -> int:
+        layer = self.layer
+        if layer.kind in ("depthwise", "pool", "elementwise"):
+            return 1
+        return layer.depth_per_group if layer.groups > 1 else layer.in_c
+
+    def first_and_last(self, tile: Tile) -> tuple[int, int]:
+        """Cycles of the first tile's loads and of the last tile's store (the last
+        tile is the remainder along each dimension)."""
+        layer = self.layer
+        channels = self.input_channels(tile)
+        first = self.input_dma(tile.rows, tile.columns, channels)[0]
+        if layer.has_weights:
+            first += self.weight_dma(tile.channels, tile.depth)[0]
+        rows, columns, out_channels = (
+            _splits(total, size)[-1][0]
+            for total, size in (
+                (layer.out_h, tile.rows),
+                (layer.out_w, tile.columns),
+                (layer.out_c, tile.channels),
+            )
+        )
+        last = self.output_dma(rows, columns, out_channels)[0]
+        return first, last
+
+    def lower_bound(self) -> int:
+        layer, array = self.layer, self.target.mac_array
+        if layer.engine == "mac":
+            compute = math.ceil(layer.macs / array.macs_per_cycle)
+        else:
+            elements = layer.batch * layer.out_h * layer.out_w * layer.out_c
+            taps = layer.kernel[0] * layer.kernel[1] if layer.kind == "pool" else layer.inputs
+            compute = math.ceil(elements * taps / self.target.vector_unit.lanes)
+        # The input the layer reads at least once (a strided 1x1 conv skips rows).
+        read_h = min(layer.in_h, self.input_box(Tile(layer.out_h, 1, 1, 1))[0])
+        read_w = min(layer.in_w, self.input_box(Tile(1, layer.out_w, 1, 1))[1])
+        compulsory = (
+            layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes
+            + layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes
+        )
+        if layer.has_weights:
+            taps = layer.kernel[0] * layer.kernel[1]
+            compulsory += layer.out_c * taps * layer.depth_per_group * layer.weight_bytes
+        return max(compute, math.ceil(compulsory / self.bytes_per_cycle))
+
+    def plan(self, tile: Tile, double: bool) -> Plan:
+        layer = self.layer
+        split = tile.depth < self.full_depth
+        buffers = self.buffers(tile, double, split)
+        best: Plan | None = None
+        orders: tuple[Literal["weights", "input"], ...] = (
+            ("weights", "input") if layer.has_weights else ("input",)
+        )
+        for order in orders:
+            cost = self.cost(tile, order)
+            if double:
+                # Loads and stores share the DDR's bandwidth: together they overlap
+                # compute, but not each other.
+                first, last = self.first_and_last(tile)
+                cycles = max(cost.compute, cost.load + cost.store) + first + last
+            else:
+                cycles = cost.compute + cost.load + cost.store
+            counts = (
+                layer.batch * -(-layer.out_h // tile.rows),
+                -(-layer.out_w // tile.columns),
+                -(-layer.out_c // tile.channels),
+                -(-self.full_depth // tile.depth),
+            )
+            plan = Plan(
+                layer,
+                tile,
+                counts,
+                order,
+                double,
+                buffers,
+                sum(buffers.values()),
+                cost.read,
+                cost.written,
+                cost.compute,
+                cost.load,
+                cost.store,
+                cycles,
+                self.lower_bound(),
+            )
+            if best is None or _rank(plan) < _rank(best):
+                best = plan
+        assert best is not None
+        return best
+
+    # ---- candidates -------------------------------------------------------------------
+
+    def candidates(self, full_rows: bool) -> Iterator[Tile]:
+        layer, array = self.layer, self.target.mac_array
+        rows = _divisions(layer.out_h)
+        columns = [layer.out_w] if full_rows else _divisions(layer.out_w)
+        granule = array.columns if layer.engine == "mac" else self.target.vector_unit.lanes
+        channels = _channel_sizes(layer.out_c, granule)
+        if layer.kind == "conv" and layer.groups > 1:
+            out_per_group = layer.out_c // layer.groups
+            channels = [
+                c for c in channels if c % out_per_group == 0 or out_per_group % c == 0
+            ] or [layer.out_c]
+        depths = [1] if self.full_depth == 1 else _channel_sizes(self.full_depth, array.rows)
+        for h, w, c, k in product(rows, columns, channels, depths):
+            yield Tile(h, w, c, k)
+
+
+CYCLE_TOLERANCE = 0.01
+"""Plans within this fraction of the fastest count as equally fast."""
+
+
+def _choose(plans: list[Plan]) -> Plan:
+    """The plan that moves the fewest DDR bytes among those within CYCLE_TOLERANCE of
+    the fastest (ties: less SRAM, then the larger tile): a plan that doubles the
+    traffic to save a fraction of a percent of the time is not worth it."""
+    fastest = min(plan.cycles for plan in plans)
+    close = [plan for plan in plans if plan.cycles <= fastest * (1 + CYCLE_TOLERANCE)]
+    return min(close, key=lambda plan: (plan.ddr_read + plan.ddr_written, *_rank(plan)[2:]))
+
+
+def _rank(plan: Plan) -> tuple[int, int, int, int, tuple[int, ...]]:
+    tile = plan.tile
+    volume = tile.rows * tile.columns * tile.channels * tile.depth
+    return (
+        plan.cycles,
+        plan.ddr_read + plan.ddr_written,
+        plan.sram_bytes,
+        -volume,
+        (tile.rows, tile.columns, tile.channels, tile.depth),
+    )
+
+
+PIECES = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64, 96, 128, 256, 512)
+"""The piece counts a dimension is cut into: every count up to 8, then fewer and fewer."""
+
+
+def _divisions(total: int) -> list[int]:
+    """Tile sizes along an output dimension: ceil(total / k) for k in PIECES, and 1."""
+    return sorted({-(-total // k) for k in PIECES if k <= total} | {1}, reverse=True)
+
+
+def _channel_sizes(total: int, granule: int) -> list[int]:
+    """Channel tile sizes: ceil(total / k) for k in PIECES rounded up to the array's
+    granule (so that no pass of the array is half empty), the divisors of the granule
+    below it (for layers that cannot afford a whole granule), and the total."""
+    sizes = {total}
+    for pieces in PIECES:
+        size = -(-total // pieces)
+        if size >= granule:
+            sizes.add(min(total, _align(size, granule)))
+    sizes.update(d for d in range(1, min(granule, total) + 1) if granule % d == 0)
+    return sorted(sizes, reverse=True)
+
+
+# --------------------------------------------------------------------------------------
+# Planning
+
+
+def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan:
+    """The fastest tile of `layer` that fits the target's SRAM (see the module
+    docstring), or the `forced` one; a `TilingError` if none fits."""
+    model = _Model(layer, target)
+    capacity = target.sram.size_bytes
+    if forced is not None:
+        tile = _clamp(forced, layer, model.full_depth)
+        for double in (True, False):
+            plan = model.plan(tile, double)
+            if plan.sram_bytes <= capacity:
+                return plan
+        raise TilingError(
+            f"the forced tile {tile} of {_describe(layer)} needs "
+            f"{plan.sram_bytes} bytes of SRAM; the target has {capacity}"
+        )
+    for double, full_rows in ((True, True), (True, False), (False, True), (False, False)):
+        fitting = [
+            tile
+            for tile in model.candidates(full_rows)
+            if sum(model.buffers(tile, double, tile.depth < model.full_depth).values()) <= capacity
+        ]
+        if fitting:
+            return _choose([model.plan(tile, double) for tile in fitting])
+    needed = minimum_sram(layer, target)
+    raise TilingError(
+        f"{_describe(layer)} needs at least {needed} bytes of SRAM "
+        f"(one output element per tile, single buffered); the target has {capacity}"
+    )
+
+
+def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
+    return Tile(
+        max(1, min(tile.rows, layer.out_h)),
+        max(1, min(tile.columns, layer.out_w)),
+        max(1, min(tile.channels, layer.out_c)),
+        max(1, min(tile.depth, full_depth)),
+    )
+
+
+def _describe(layer: Layer) -> str:
+    """`op` for a layer named after its op, else `'name' (op)`."""
+    return layer.op if layer.name.startswith(layer.op) else f"'{layer.name}' ({layer.op})"
+
+
+def minimum_sram(layer: Layer, target: Target) -> int:
+    """The SRAM the smallest tile needs, single buffered: the least any plan needs."""
+    model = _Model(layer, target)
+    channels = 1
+    if layer.kind == "conv" and layer.groups > 1:
+        channels = 1  # one output channel reads its group's inputs
+    tile = Tile(1, 1, channels, 1)
+    return sum(model.buffers(tile, False, model.full_depth > 1).values())
+
+
+def with_name(layer: Layer, name: str) -> Layer:
+    """`layer` under another name (for reports)."""
+    return replace(layer, name=name)

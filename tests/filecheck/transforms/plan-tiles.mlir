@@ -1,0 +1,86 @@
+// RUN: irc-opt %s --split-input-file --target=npu-demo -p plan-tiles --verify-diagnostics | FileCheck %s
+// RUN: irc-opt %s --split-input-file --target=npu-demo -p 'plan-tiles{tile-sizes=4,56,64,32}' | FileCheck %s --check-prefix=FORCED
+// RUN: not irc-opt %s --split-input-file --target=%S/Inputs/tiling-small-sram.toml -p plan-tiles 2>&1 | FileCheck %s --check-prefix=SMALL
+
+// `plan-tiles` on npu-demo (16x16 MACs at 500 MHz, 512 KiB SRAM in 64-byte units,
+// DDR at 2 bytes per cycle with 100 cycles of latency, 64-byte bursts). Each case
+// is checked by hand in docs/tiling.md.
+
+// The worked example of DESIGN.md: a 3x3 conv of a 56x56x32 int8 map to 64 channels.
+// Five output rows of all 64 channels per tile (11 tiles and a last one of 1 row),
+// from all 32 input channels:
+// - compute: 5 x 56 pixels x ceil(64/16) x ceil(32/16) x 9 taps + 32 fill = 20,192
+//   cycles per tile, 226,176 in all (the bound: 57.8 M MACs / 256 = 225,792);
+// - SRAM, double buffered: input 7x58x32 = 12,992 (5 rows and the halo of 2),
+//   output 5x56x64 = 17,920, weights 64x9x32 = 18,432, parameters 64 x 9 = 576
+//   bytes, each twice: 99,840;
+// - DDR: 11 input boxes of 7x56x32 and one of 3x56x32 (one run each), the weights and
+//   parameters once (weights stationary): 162,368 bytes; 200,704 written;
+// - loads (82,484 cycles) and stores (101,552) share the DDR and hide under compute:
+//   226,176 plus the first tile's loads (6,372 + 9,604) and the last tile's store
+//   (1,892) = 244,044 cycles, 0.49 ms, 92.5% of the bound.
+// CHECK-LABEL: func.func @worked_example
+// CHECK:         qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 5, 56, 64, 32>, tiles = array<i64: 12, 1, 1, 1>, order = "weights", double_buffered = true, sram = 99840 : i64, ddr_read = 162368 : i64, ddr_written = 200704 : i64, cycles = 244044 : i64, lower_bound = 225792 : i64}}
+// CHECK-NOT:     irc.tiling
+// CHECK:         func.return
+// FORCED-LABEL: func.func @worked_example
+// FORCED:         irc.tiling = {tile = array<i64: 4, 56, 64, 32>, tiles = array<i64: 14, 1, 1, 1>
+// expected-remark @+1 {{plan-tiles: 1 layers for npu-demo, 244044 cycles estimated (lower bound 225792), peak SRAM 99840 of 524288 bytes}}
+func.func @worked_example(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>> {
+  %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x56x56x64xi32>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
+// A stride-2 depthwise 3x3 conv: 3 output rows per tile read 7 input rows (halo:
+// (3 - 1) x 2 + 3) of 29 columns; the 9 taps fit in one pass of the 16 array rows.
+// SRAM: input 7x29x64 = 12,992, output 3x14x64 = 2,688, weights and parameters
+// 576 each, all twice: 33,664.
+// CHECK-LABEL: func.func @depthwise
+// CHECK:         irc.tiling = {tile = array<i64: 3, 14, 64, 1>, tiles = array<i64: 5, 1, 1, 1>, order = "weights", double_buffered = true, sram = 33664 : i64
+// expected-remark @+1 {{plan-tiles: 1 layers}}
+func.func @depthwise(%x: tensor<1x28x28x64x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x14x14x64x!quant.uniform<i8:f32, 0.2>> {
+  %acc = qnn.conv %x, %w {layout = "nhwc", group = 64, pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x28x28x64x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x14x14x64xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x14x14x64xi32>) -> tensor<1x14x14x64x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x14x14x64x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
+// A 2048 -> 1000 gemm (2 MB of weights): the input row stays (input stationary) and
+// the weights stream through in 32-column tiles; DDR bound (the weights move once).
+// CHECK-LABEL: func.func @gemm
+// CHECK:         irc.tiling = {tile = array<i64: 1, 1, 32, 2048>, tiles = array<i64: 1, 1, 32, 1>, order = "input", double_buffered = true
+// expected-remark @+1 {{plan-tiles: 1 layers}}
+func.func @gemm(%a: tensor<1x2048x!quant.uniform<i8:f32, 0.1>>, %b: tensor<2048x1000x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x1000x!quant.uniform<i8:f32, 0.2>> {
+  %acc = qnn.gemm %a, %b : (tensor<1x2048x!quant.uniform<i8:f32, 0.1>>, tensor<2048x1000x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x1000xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x1000xi32>) -> tensor<1x1000x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x1000x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
+// A 56x56 average pool needs its whole 56x56 window in SRAM for one output element:
+// 3,136 bytes of input and a 64-byte output buffer, more than the 2 KiB target has.
+// SMALL: error: qnn.average_pool needs at least 3200 bytes of SRAM (one output element per tile, single buffered); the target has 2048
+// SMALL-NEXT: hint: choose a target with more SRAM, or keep this layer on the CPU
+// expected-remark @+1 {{plan-tiles: 1 layers}}
+func.func @pool(%x: tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>> {
+  %y = qnn.average_pool %x {kernel_shape = [56, 56], layout = "nhwc"} : (tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
+  func.return %y : tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
+}
+
+// -----
+
+// A tile forced on one op with irc.tile_sizes (rows, columns, channels, depth):
+// 8 rows and a K split into two steps of 16 input channels, with an int32 accumulator.
+// CHECK-LABEL: func.func @forced
+// CHECK:         irc.tiling = {tile = array<i64: 8, 56, 64, 16>, tiles = array<i64: 7, 1, 1, 2>
+// expected-remark @+1 {{plan-tiles: 1 layers}}
+func.func @forced(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>> {
+  %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tile_sizes = array<i64: 8, 56, 64, 16>} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x56x56x64xi32>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+}
