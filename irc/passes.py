@@ -56,6 +56,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
     "lower-to-qnn": ("irc.transforms.lower_to_qnn", "LowerToQNNPass"),
     "partition": ("irc.transforms.partition", "PartitionPass"),
+    "plan-ddr": ("irc.transforms.plan_ddr", "PlanDDRPass"),
     "plan-tiles": ("irc.transforms.plan_tiles", "PlanTilesPass"),
     "quantize": ("irc.transforms.quantize", "QuantizePass"),
 }

@@ -448,16 +448,20 @@ class NNOp(IRDLOperation):
             default = getattr(definitions.get(name), "default_value", None)
             if default is not None and value == default:
                 continue
-            entries.append((name, value))
-        entries.extend(sorted(self.attributes.items()))
+            entries.append((name, value, True))
+        # Discardable attributes in MLIR's own syntax, so that they read back the same.
+        entries.extend((name, value, False) for name, value in sorted(self.attributes.items()))
         if not entries:
             return
         printer.print_string(" {")
-        for index, (name, value) in enumerate(entries):
+        for index, (name, value, is_property) in enumerate(entries):
             if index:
                 printer.print_string(", ")
             printer.print_string(f"{name} = ")
-            _print_value(printer, value)
+            if is_property:
+                _print_value(printer, value)
+            else:
+                printer.print_attribute(value)
         printer.print_string("}")
 
     @classmethod
@@ -727,6 +731,7 @@ class ConstantOp(NNOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
@@ -734,7 +739,10 @@ class ConstantOp(NNOp):
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
             parser.raise_error("expected a dense<...> or dense_resource<...> value", at)
-        return cls.create(properties={"value": value}, result_types=[value.type])
+        attributes = parser.parse_optional_attr_dict()
+        return cls.create(
+            properties={"value": value}, attributes=attributes, result_types=[value.type]
+        )
 
 
 @irdl_op_definition

@@ -314,6 +314,7 @@ class ConstantOp(QNNOp):
         printer.print_attribute(self.value)
         printer.print_string(" to ")
         printer.print_attribute(self.result.type)
+        printer.print_op_attributes(self.attributes)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
@@ -323,7 +324,10 @@ class ConstantOp(QNNOp):
             parser.raise_error("expected a dense<...> or dense_resource<...> value", at)
         parser.parse_keyword("to")
         result_type = parser.parse_type()
-        return cls.create(properties={"value": value}, result_types=[result_type])
+        attributes = parser.parse_optional_attr_dict()
+        return cls.create(
+            properties={"value": value}, attributes=attributes, result_types=[result_type]
+        )
 
 
 # --------------------------------------------------------------------------------------

@@ -420,3 +420,14 @@ func.func @layouts_and_activations(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf
   // CHECK-NEXT: func.return %pool, %hs
   func.return %pool, %hs : tensor<1x4x4x4xf32>, tensor<2x2xf32>
 }
+
+// Discardable attributes of other dialects (pass annotations such as irc.ddr) print in
+// MLIR's own syntax, on constants too, and read back the same.
+// CHECK-LABEL: func.func @discardable_attributes
+func.func @discardable_attributes(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // CHECK-NEXT: %c = nn.constant dense<1.000000e+00> : tensor<2xf32> {irc.ddr = array<i64: 64>}
+  %c = nn.constant dense<1.0> : tensor<2xf32> {irc.ddr = array<i64: 64>}
+  // CHECK-NEXT: %y = nn.add %x, %c {irc.ddr = array<i64: 0>, irc.note = "in place"} : tensor<2xf32>
+  %y = nn.add %x, %c {irc.ddr = array<i64: 0>, irc.note = "in place"} : tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}

@@ -20,13 +20,14 @@ func.func @conv_requantize(%x: tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>) 
   func.return %y : tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
 }
 
-// Small constants print inline; a u8 constant has ui8 storage.
+// Small constants print inline; a u8 constant has ui8 storage; discardable attributes
+// follow the type.
 // CHECK-LABEL: func.func @small_constants
 func.func @small_constants() -> (tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>, tensor<3x!quant.uniform<u8:f32, 0.1:128>>) {
   // CHECK-NEXT: %c = qnn.constant dense<[-127, 127]> : tensor<2xi8> to tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>
   %c = qnn.constant dense<[-127, 127]> : tensor<2xi8> to tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>
-  // CHECK-NEXT: %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>>
-  %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>>
+  // CHECK-NEXT: %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>> {irc.ddr = array<i64: 128>}
+  %u = qnn.constant dense<[0, 128, 255]> : tensor<3xui8> to tensor<3x!quant.uniform<u8:f32, 0.1:128>> {irc.ddr = array<i64: 128>}
   func.return %c, %u : tensor<2x!quant.uniform<i8<-127:127>:f32, 0.5>>, tensor<3x!quant.uniform<u8:f32, 0.1:128>>
 }
 

@@ -1,0 +1,395 @@
+"""DDR planning: a buffer for every tensor of a function, placed by live range.
+
+Bufferization turns each tensor value into a DDR buffer; this module decides where
+the buffers live:
+
+- **Weights** (constants) go to a read-only region, packed in program order.
+- **Accumulators** take no memory: the int32 result of a `qnn` conv, gemm or matmul
+  that only its `qnn.requantize` reads stays in SRAM, tile by tile.
+- **Views** take no memory: a reshape, flatten, squeeze, unsqueeze or identity
+  result is its input's buffer (zero-copy reshape).
+- **Zero-copy concat**: each input of a concat that only the concat reads, and that
+  an op computes (not a function argument or a constant), is written by its
+  producer straight into its slice of the concat's buffer (with strided stores when
+  the slice is not contiguous), so the concat moves nothing.
+- **In place**: an elementwise op (add, mul, clamp, lookup, a standalone requantize,
+  relu, clip) whose result has the shape and element size of an input that dies at
+  this op writes its result over that input.
+- Every other value gets its own buffer, live from the op that defines it (the start,
+  for a function argument) to its last reader (the end, for a result of the
+  function).
+
+Buffers that are never live at the same time share memory: groups of values (a
+buffer and its views, slices and in-place successors) are placed largest first, each
+at the lowest aligned offset where it overlaps no placed group whose live range
+overlaps its own (greedy by size, as TFLite's arena planner). The report gives the
+arena's size against the naive sum of all buffers and the largest number of bytes
+live at once (a lower bound for any placement).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from irc.dialects import nn, qnn
+from irc.dialects.quant import quantized_element
+from irc.ir.weights import dtype_of
+
+Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
+
+
+@dataclass
+class Value:
+    """A tensor the planner places: its size and live range, and how it may share."""
+
+    name: str
+    size: int
+    defined: int
+    """The index of the op that defines it (-1: a function argument)."""
+    last_use: int
+    """The index of its last reader (len(ops): a result of the function)."""
+    role: Role = "own"
+    parent: int | None = None
+    """For a view, slice or in-place value: the value whose buffer it is in."""
+    offset_in_parent: int = 0
+    """Bytes from the parent's start to this value's first element."""
+    offset: int = -1
+    """Its first element's DDR offset (in the arena, or in the weights region)."""
+
+
+@dataclass
+class MemoryPlan:
+    """Where every value of a function lives in DDR."""
+
+    alignment: int
+    values: list[Value] = field(default_factory=list)
+    arena_bytes: int = 0
+    weights_bytes: int = 0
+
+    @property
+    def naive_bytes(self) -> int:
+        """Every activation value in a buffer of its own, none shared."""
+        return sum(
+            _align(value.size, self.alignment)
+            for value in self.values
+            if value.role not in ("weight", "fused")
+        )
+
+    @property
+    def peak_live_bytes(self) -> int:
+        """The most bytes of activation groups live at one op: no placement does better."""
+        groups = _groups(self.values)
+        events: dict[int, int] = {}
+        for root, (first, last) in groups.items():
+            size = _align(self.values[root].size, self.alignment)
+            for index in range(first, last + 1):
+                events[index] = events.get(index, 0) + size
+        return max(events.values(), default=0)
+
+    def to_json(self) -> str:
+        data = {
+            "alignment": self.alignment,
+            "arena_bytes": self.arena_bytes,
+            "naive_bytes": self.naive_bytes,
+            "peak_live_bytes": self.peak_live_bytes,
+            "weights_bytes": self.weights_bytes,
+            "buffers": [
+                {
+                    "name": value.name,
+                    "size": value.size,
+                    "offset": value.offset,
+                    "role": value.role,
+                    "live": [value.defined, value.last_use],
+                    **({"in": self.values[value.parent].name} if value.parent is not None else {}),
+                }
+                for value in self.values
+            ],
+        }
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    def to_text(self) -> str:
+        lines = [
+            f"DDR: arena {self.arena_bytes} bytes (naive {self.naive_bytes}, at least "
+            f"{self.peak_live_bytes} live at once), weights {self.weights_bytes} bytes, "
+            f"alignment {self.alignment}",
+            f"{'value':<32} {'role':<9} {'offset':>10} {'size':>10} {'live':>12}  in",
+        ]
+        for value in self.values:
+            parent = self.values[value.parent].name if value.parent is not None else ""
+            live = f"{value.defined}..{value.last_use}"
+            lines.append(
+                f"{value.name[:32]:<32} {value.role:<9} {value.offset:>10} {value.size:>10} "
+                f"{live:>12}  {parent}"
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _align(size: int, alignment: int) -> int:
+    return -(-size // alignment) * alignment
+
+
+def _root(values: Sequence[Value], index: int) -> tuple[int, int]:
+    """The value whose buffer `index` is in, and the byte offset within it."""
+    offset = 0
+    while values[index].parent is not None:
+        offset += values[index].offset_in_parent
+        parent = values[index].parent
+        assert parent is not None
+        index = parent
+    return index, offset
+
+
+def _groups(values: Sequence[Value]) -> dict[int, tuple[int, int]]:
+    """The live range of each activation group, by its root value."""
+    ranges: dict[int, tuple[int, int]] = {}
+    for index, value in enumerate(values):
+        if value.role in ("weight", "fused"):
+            continue
+        root, _ = _root(values, index)
+        first, last = ranges.get(root, (value.defined, value.last_use))
+        ranges[root] = (min(first, value.defined), max(last, value.last_use))
+    return ranges
+
+
+def place(values: list[Value], alignment: int) -> MemoryPlan:
+    """Place every value (the roles and parents already decided): weights packed in
+    program order, activation groups greedily by size. Returns the plan."""
+    plan = MemoryPlan(alignment, values)
+    cursor = 0
+    for value in values:
+        if value.role == "weight":
+            value.offset = cursor
+            cursor += _align(value.size, alignment)
+    plan.weights_bytes = cursor
+
+    groups = _groups(values)
+    order = sorted(groups, key=lambda root: (-values[root].size, groups[root][0], root))
+    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    for root in order:
+        first, last = groups[root]
+        size = _align(values[root].size, alignment)
+        busy = sorted(
+            (start, end)
+            for start, end, begin, finish in placed
+            if begin <= last and first <= finish
+        )
+        offset = _lowest_gap(busy, size, alignment)
+        values[root].offset = offset
+        placed.append((offset, offset + size, first, last))
+        plan.arena_bytes = max(plan.arena_bytes, offset + size)
+    for index, value in enumerate(values):
+        if value.role not in ("weight", "fused") and value.parent is not None:
+            root, inside = _root(values, index)
+            value.offset = values[root].offset + inside
+    return plan
+
+
+def _lowest_gap(busy: list[tuple[int, int]], size: int, alignment: int) -> int:
+    """The smallest aligned gap between busy intervals that holds `size` (the lowest
+    such offset among equal gaps), else the end of the last one."""
+    best: tuple[int, int] | None = None
+    cursor = 0
+    for start, end in busy:
+        if start - cursor >= size and (best is None or start - cursor < best[0]):
+            best = (start - cursor, cursor)
+        cursor = max(cursor, _align(end, alignment))
+    return best[1] if best is not None else cursor
+
+
+def check_plan(plan: MemoryPlan) -> list[str]:
+    """What is wrong with a plan (empty when sound): overlapping live groups,
+    misaligned groups, values outside their parents."""
+    problems = []
+    values = plan.values
+    groups = _groups(values)
+    roots = list(groups)
+    for root in roots:
+        if values[root].offset % plan.alignment:
+            problems.append(f"{values[root].name} is not aligned")
+    for i, a in enumerate(roots):
+        for b in roots[i + 1 :]:
+            (fa, la), (fb, lb) = groups[a], groups[b]
+            if la < fb or lb < fa:
+                continue
+            sa, sb = values[a].offset, values[b].offset
+            if sa < sb + values[b].size and sb < sa + values[a].size:
+                problems.append(f"{values[a].name} and {values[b].name} overlap while live")
+    for index, value in enumerate(values):
+        if value.parent is not None:
+            root, inside = _root(values, index)
+            if inside < 0 or inside + value.size > values[root].size:
+                problems.append(f"{value.name} is outside {values[root].name}")
+    return problems
+
+
+# --------------------------------------------------------------------------------------
+# From a function
+
+
+def _bytes(value_type: Attribute) -> int:
+    assert isinstance(value_type, TensorType)
+    element = quantized_element(value_type)
+    if element is not None:
+        width = max(1, element.storage_type.width.data // 8)
+    else:
+        width = dtype_of(value_type.get_element_type()).itemsize
+    return math.prod(value_type.get_shape()) * width
+
+
+def _shape(value_type: Attribute) -> list[int] | None:
+    return list(value_type.get_shape()) if isinstance(value_type, TensorType) else None
+
+
+VIEW_OPS = (nn.ReshapeOp, nn.FlattenOp, nn.SqueezeOp, nn.UnsqueezeOp, nn.IdentityOp)
+IN_PLACE_OPS = (
+    nn.AddOp,
+    nn.MulOp,
+    nn.ReluOp,
+    nn.ClipOp,
+    qnn.AddOp,
+    qnn.MulOp,
+    qnn.ClampOp,
+    qnn.LutOp,
+    qnn.RequantizeOp,
+)
+CONCAT_OPS = (nn.ConcatOp, qnn.ConcatOp)
+
+
+def _is_fused_accumulator(op: Operation) -> bool:
+    """The int32 result of a MAC layer that only its requantize reads."""
+    if not isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp | qnn.ConvTransposeOp):
+        return False
+    result = op.results[0]
+    return result.has_one_use() and isinstance(result.get_user_of_unique_use(), qnn.RequantizeOp)
+
+
+def function_values(
+    function: FuncOp, *, zero_copy: bool = True, in_place: bool = True
+) -> tuple[list[Value], dict[SSAValue, int]]:
+    """The values of `function`'s body in program order, with their roles decided
+    (see the module docstring), and the index of each SSA value."""
+    block = function.body.blocks.first
+    assert block is not None
+    ops = list(block.ops)
+    position = {op: index for index, op in enumerate(ops)}
+    end = len(ops)
+    values: list[Value] = []
+    index_of: dict[SSAValue, int] = {}
+
+    def last_use(value: SSAValue) -> int:
+        uses = [position[use.operation] for use in value.uses if use.operation in position]
+        if any(isinstance(use.operation, ReturnOp) for use in value.uses):
+            return end
+        return max(uses, default=position.get(value.owner, -1))  # type: ignore[arg-type]
+
+    for argument in block.args:
+        if isinstance(argument.type, TensorType):
+            index_of[argument] = len(values)
+            name = f"arg{argument.index}" if not argument.name_hint else argument.name_hint
+            values.append(Value(name, _bytes(argument.type), -1, last_use(argument), "argument"))
+    for op_index, op in enumerate(ops):
+        for result in op.results:
+            if not isinstance(result.type, TensorType):
+                continue
+            index_of[result] = len(values)
+            name = result.name_hint or f"{op.name}#{op_index}"
+            role: Role = "own"
+            if isinstance(op, nn.ConstantOp | qnn.ConstantOp):
+                role = "weight"
+            elif _is_fused_accumulator(op):
+                role = "fused"
+            size = 0 if role == "fused" else _bytes(result.type)
+            values.append(Value(name, size, op_index, last_use(result), role))
+    if zero_copy:
+        _views_and_concats(ops, values, index_of)
+    if in_place:
+        _in_place(ops, values, index_of)
+    return values, index_of
+
+
+def _views_and_concats(
+    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int]
+) -> None:
+    for op in ops:
+        if isinstance(op, VIEW_OPS) and op.operands[0] in index_of:
+            source = index_of[op.operands[0]]
+            if values[source].role != "weight":
+                result = values[index_of[op.results[0]]]
+                result.role, result.parent = "view", source
+        elif isinstance(op, CONCAT_OPS):
+            _concat(op, values, index_of)
+
+
+def _concat(op: Operation, values: list[Value], index_of: dict[SSAValue, int]) -> None:
+    result_type = op.results[0].type
+    assert isinstance(result_type, TensorType)
+    shape = list(result_type.get_shape())
+    axis = op.props().int("axis") or 0  # type: ignore[attr-defined]
+    axis %= len(shape)
+    element_bytes = _bytes(result_type) // max(1, math.prod(shape))
+    inner = math.prod(shape[axis + 1 :]) * element_bytes
+    concat = index_of[op.results[0]]
+    start = 0
+    for operand in op.operands:
+        operand_type = operand.type
+        assert isinstance(operand_type, TensorType)
+        width = operand_type.get_shape()[axis]
+        source = index_of.get(operand)
+        if (
+            source is not None
+            and values[source].role == "own"
+            and values[source].defined >= 0
+            and operand.has_one_use()
+        ):
+            value = values[source]
+            value.role, value.parent, value.offset_in_parent = "slice", concat, start * inner
+        start += width
+
+
+def _in_place(ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int]) -> None:
+    """Share an elementwise op's buffer between its result and an input that dies at
+    the op. When the result has its own buffer, the result moves into the input's;
+    when the result is already in another buffer (a slice of a concat), the input is
+    computed there instead."""
+    # A value whose buffer holds views or slices of it lives on through them: writing
+    # over it where it dies would clobber them.
+    hosts = {value.parent for value in values if value.parent is not None}
+    for op_index, op in enumerate(ops):
+        if not isinstance(op, IN_PLACE_OPS) or op.results[0] not in index_of:
+            continue
+        result_index = index_of[op.results[0]]
+        result = values[result_index]
+        result_shape = _shape(op.results[0].type)
+        for operand in op.operands:
+            source = index_of.get(operand)
+            if source is None or _shape(operand.type) != result_shape:
+                continue
+            candidate = values[source]
+            if candidate.last_use != op_index or candidate.size != result.size:
+                continue
+            if source in hosts:
+                continue
+            if result.role == "own" and candidate.role in ("own", "in-place"):
+                result.role, result.parent = "in-place", source
+                hosts.add(source)
+                break
+            if result.role != "own" and candidate.role == "own":
+                candidate.role, candidate.parent = "in-place", result_index
+                hosts.add(result_index)
+                break
+
+
+def plan_function(
+    function: FuncOp, alignment: int, *, zero_copy: bool = True, in_place: bool = True
+) -> tuple[MemoryPlan, dict[SSAValue, int]]:
+    """Bufferize and place `function`'s values (see the module docstring)."""
+    values, index_of = function_values(function, zero_copy=zero_copy, in_place=in_place)
+    return place(values, alignment), index_of
