@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
 from irc.ir.weights import dtype_of
+from irc.tiling.planner import ELEMENTWISE_OPS
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -249,17 +250,8 @@ def _shape(value_type: Attribute) -> list[int] | None:
 
 
 VIEW_OPS = (nn.ReshapeOp, nn.FlattenOp, nn.SqueezeOp, nn.UnsqueezeOp, nn.IdentityOp)
-IN_PLACE_OPS = (
-    nn.AddOp,
-    nn.MulOp,
-    nn.ReluOp,
-    nn.ClipOp,
-    qnn.AddOp,
-    qnn.MulOp,
-    qnn.ClampOp,
-    qnn.LutOp,
-    qnn.RequantizeOp,
-)
+IN_PLACE_OPS = ELEMENTWISE_OPS
+"""The elementwise ops, which may write over an input: the vector-unit ops of tiling."""
 CONCAT_OPS = (nn.ConcatOp, qnn.ConcatOp)
 
 
