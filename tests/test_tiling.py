@@ -231,3 +231,16 @@ def test_the_report_is_written_atomically(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["tiles.json"]
     with pytest.raises(IrcError, match="cannot write the tiling report"):
         run_pass(f"plan-tiles{{report={report / 'r.txt'}}}")  # under a file
+
+
+def test_ops_of_other_ranks_are_left_unplanned() -> None:
+    text = """
+func.func @main(%x: tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32> {
+  %y = nn.max_pool %x {kernel_shape = [2, 2, 2], strides = [2, 2, 2]} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32>
+  func.return %y : tensor<1x2x2x2x2xf32>
+}
+"""
+    module = parse_module(text, make_context(), "pool3d.mlir")
+    report = plan_module(module, NPU_DEMO)
+    assert report.plans == []
+    assert not any("irc.tiling" in op.attributes for op in module.walk())

@@ -182,12 +182,16 @@ def _element_bytes(value: object) -> int:
     return dtype_of(value_type.get_element_type()).itemsize
 
 
+class _Unmodeled(Exception):
+    """An op of a shape the planner does not model (it is left unplanned)."""
+
+
 def _nhwc(shape: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:
     """(N, H, W, C) of a rank-3 or rank-4 activation (a 1-D spatial op has W = 1)."""
     if len(shape) == 3:
         shape = [*shape[:2], 1, shape[2]] if channels_last else [*shape, 1]
     if len(shape) != 4:
-        raise TilingError(f"expected a rank-3 or rank-4 activation, got shape {list(shape)}")
+        raise _Unmodeled
     if channels_last:
         n, h, w, c = shape
     else:
@@ -227,12 +231,18 @@ ELEMENTWISE_OPS = (
 
 def layer_of(op: Operation, name: str = "") -> Layer | None:
     """The tiling view of `op`, or None for an op tiling does not plan (constants,
-    data movement, and ops whose shapes it does not model).
+    data movement, and ops of ranks it does not model, such as 3-D pooling).
 
     A qnn conv, gemm or matmul is planned with its int8 output: the
     `qnn.requantize` that follows it runs on each tile as the tile leaves the array.
     """
-    label = name or op.name
+    try:
+        return _layer_of(op, name or op.name)
+    except _Unmodeled:
+        return None
+
+
+def _layer_of(op: Operation, label: str) -> Layer | None:
     props = op.props() if hasattr(op, "props") else None
     if isinstance(op, CONV_OPS):
         assert props is not None

@@ -204,10 +204,10 @@ def plan_module(module: ModuleOp, target: object, tile_sizes: tuple[int, ...] = 
         if _is_fused_requantize(op) or not _runs_on_npu(op):
             continue
         location = Location.of(op)
-        layer = layer_of(op, _layer_name(location, op))
-        if layer is None:
-            continue
         try:
+            layer = layer_of(op, _layer_name(location, op))
+            if layer is None:
+                continue
             plan = plan_layer(layer, target, _forced_tile(op, tile_sizes))
         except TilingError as failure:
             failures.append(
