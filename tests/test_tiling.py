@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,15 @@ def test_plans_never_overflow_sram(layer: Layer, sram: int) -> None:
         assert f"needs at least {needed} bytes of SRAM" in str(failure)
         return
     assert plan.sram_bytes == sum(plan.buffers.values()) <= sram
+    # The SRAM layout: every copy of every buffer inside the SRAM, aligned, disjoint.
+    copies = []
+    for name, offsets in plan.sram_offsets.items():
+        size = plan.buffers[name] // len(offsets)
+        copies += [(offset, offset + size) for offset in offsets]
+    assert sorted(plan.sram_offsets) == sorted(plan.buffers)
+    assert all(start % NPU_DEMO.sram.alignment_bytes == 0 and end <= sram for start, end in copies)
+    copies.sort()
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in pairwise(copies))
     assert all(size % NPU_DEMO.sram.alignment_bytes == 0 for size in plan.buffers.values())
     rows, columns, channels, steps = plan.counts
     assert rows * plan.tile.rows >= layer.out_h > (rows - 1) * plan.tile.rows

@@ -151,6 +151,8 @@ class Plan:
     cycles: int = 0
     lower_bound: int = 0
     """max(ideal compute cycles, compulsory DDR traffic / bytes per cycle)."""
+    sram_offsets: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """The SRAM offset of each buffer's copies (two when double buffered: ping, pong)."""
 
     @property
     def tile_count(self) -> int:
@@ -389,6 +391,17 @@ def _input_extent(out: int, kernel: int, stride: int, dilation: int, limit: int)
     return min((out - 1) * stride + (kernel - 1) * dilation + 1, limit)
 
 
+def _read_extent(out: int, kernel: int, stride: int, dilation: int, pad: int, size: int) -> int:
+    """How many of the `size` stored input rows (or columns) `out` output rows read."""
+    read = {
+        row - pad
+        for position in range(out)
+        for tap in range(kernel)
+        if 0 <= (row := position * stride + tap * dilation) - pad < size
+    }
+    return len(read)
+
+
 def _splits(total: int, size: int) -> list[tuple[int, int]]:
     """(size, count) of the pieces `total` is cut into: full ones and the remainder."""
     full, rest = divmod(total, size)
@@ -618,8 +631,14 @@ class _Model:
             taps = layer.kernel[0] * layer.kernel[1] if layer.kind == "pool" else layer.inputs
             compute = math.ceil(elements * taps / self.target.vector_unit.lanes)
         # The input the layer reads at least once (a strided 1x1 conv skips rows).
-        read_h = min(layer.in_h, self.input_box(Tile(layer.out_h, 1, 1, 1))[0])
-        read_w = min(layer.in_w, self.input_box(Tile(1, layer.out_w, 1, 1))[1])
+        read_h = _read_extent(
+            layer.out_h, layer.kernel[0], layer.strides[0], layer.dilations[0],
+            layer.pads[0], layer.in_h,
+        )  # fmt: skip
+        read_w = _read_extent(
+            layer.out_w, layer.kernel[1], layer.strides[1], layer.dilations[1],
+            layer.pads[1], layer.in_w,
+        )  # fmt: skip
         compulsory = (
             layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes
             + layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes
@@ -752,7 +771,7 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
         for double in (True, False):
             plan = model.plan(tile, double)
             if plan.sram_bytes <= capacity:
-                return plan
+                return replace(plan, sram_offsets=sram_layout(plan, target))
         raise TilingError(
             f"the forced tile {tile} of {_describe(layer)} needs "
             f"{plan.sram_bytes} bytes of SRAM; the target has {capacity}"
@@ -764,7 +783,8 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
             if sum(model.buffers(tile, double, tile.depth < model.full_depth).values()) <= capacity
         ]
         if fitting:
-            return _choose([model.plan(tile, double) for tile in fitting])
+            chosen = _choose([model.plan(tile, double) for tile in fitting])
+            return replace(chosen, sram_offsets=sram_layout(chosen, target))
     needed = minimum_sram(layer, target)
     raise TilingError(
         f"{_describe(layer)} needs at least {needed} bytes of SRAM "
@@ -779,6 +799,41 @@ def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
         max(1, min(tile.channels, layer.out_c)),
         max(1, min(tile.depth, full_depth)),
     )
+
+
+def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
+    """Where each buffer of a plan lives in SRAM: each kind of buffer in a bank of its
+    own when they all fit (input, weights, output, then parameters and accumulator
+    together), so that the DMA filling one and the array reading another do not
+    contend; else packed one after another. Copies of a double-buffered buffer are
+    consecutive (ping, then pong); every offset is a multiple of the alignment."""
+    copies = 2 if plan.double_buffered else 1
+    sizes = {
+        name: (
+            size // copies if name != "accumulator" else size,
+            copies if name != "accumulator" else 1,
+        )
+        for name, size in plan.buffers.items()
+    }
+    groups = [["input"], ["weights"], ["output"], ["parameters", "accumulator"]]
+    groups = [[name for name in group if name in sizes] for group in groups]
+    groups = [group for group in groups if group]
+    bank = target.sram.bank_bytes
+    fits = (
+        bank % target.sram.alignment_bytes == 0
+        and len(groups) <= target.sram.banks
+        and all(sum(sizes[name][0] * sizes[name][1] for name in group) <= bank for group in groups)
+    )
+    offsets: dict[str, tuple[int, ...]] = {}
+    cursor = 0
+    for index, group in enumerate(groups):
+        if fits:
+            cursor = index * bank
+        for name in group:
+            size, count = sizes[name]
+            offsets[name] = tuple(cursor + copy * size for copy in range(count))
+            cursor += size * count
+    return offsets
 
 
 def _describe(layer: Layer) -> str:

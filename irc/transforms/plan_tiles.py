@@ -73,6 +73,7 @@ class TilingReport:
                 "double_buffered": plan.double_buffered,
                 "sram_bytes": plan.sram_bytes,
                 "buffers": plan.buffers,
+                "sram_offsets": {name: list(v) for name, v in plan.sram_offsets.items()},
                 "ddr_read": plan.ddr_read,
                 "ddr_written": plan.ddr_written,
                 "compute_cycles": plan.compute_cycles,
@@ -185,6 +186,12 @@ def _plan_attribute(plan: Plan) -> DictionaryAttr:
             "order": StringAttr(plan.order),
             "double_buffered": BoolAttr.from_bool(plan.double_buffered),
             "sram": IntegerAttr(plan.sram_bytes, i64),
+            "sram_offsets": DictionaryAttr(
+                {
+                    name: DenseArrayBase.from_list(i64, list(offsets))
+                    for name, offsets in plan.sram_offsets.items()
+                }
+            ),
             "ddr_read": IntegerAttr(plan.ddr_read, i64),
             "ddr_written": IntegerAttr(plan.ddr_written, i64),
             "cycles": IntegerAttr(plan.cycles, i64),

@@ -20,7 +20,9 @@
 //   226,176 plus the first tile's loads (6,372 + 9,604) and the last tile's store
 //   (1,892) = 244,044 cycles, 0.49 ms, 92.5% of the bound.
 // CHECK-LABEL: func.func @worked_example
-// CHECK:         qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 5, 56, 64, 32>, tiles = array<i64: 12, 1, 1, 1>, order = "weights", double_buffered = true, sram = 99840 : i64, ddr_read = 162368 : i64, ddr_written = 200704 : i64, cycles = 244044 : i64, lower_bound = 225792 : i64}}
+// - SRAM layout: each kind of buffer in a bank of its own (4 banks of 128 KiB), the
+//   two copies of each one after the other.
+// CHECK:         qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 5, 56, 64, 32>, tiles = array<i64: 12, 1, 1, 1>, order = "weights", double_buffered = true, sram = 99840 : i64, sram_offsets = {input = array<i64: 0, 12992>, weights = array<i64: 131072, 149504>, output = array<i64: 262144, 280064>, parameters = array<i64: 393216, 393792>}, ddr_read = 162368 : i64, ddr_written = 200704 : i64, cycles = 244044 : i64, lower_bound = 225792 : i64}}
 // CHECK-NOT:     irc.tiling
 // CHECK:         func.return
 // FORCED-LABEL: func.func @worked_example
