@@ -317,6 +317,34 @@ def _verify_quantized(value_type: Attribute) -> None:
             element.verify_tensor(value_type)
 
 
+def print_entries(op: Operation, printer: Printer, skip: Sequence[str] = ()) -> None:
+    """Print ` {...}`: the op's properties that differ from their defaults, in the
+    readable form of `_print_value`, then its discardable attributes in MLIR's own
+    syntax (so that they read back the same); nothing when there are none. Properties
+    named in `skip` are part of the rest of the syntax."""
+    definitions = op.get_irdl_definition().properties  # type: ignore[attr-defined]
+    entries = []
+    for name in sorted(op.properties):
+        value = op.properties[name]
+        default = getattr(definitions.get(name), "default_value", None)
+        if name in skip or (default is not None and value == default):
+            continue
+        entries.append((name, value, True))
+    entries.extend((name, value, False) for name, value in sorted(op.attributes.items()))
+    if not entries:
+        return
+    printer.print_string(" {")
+    for index, (name, value, is_property) in enumerate(entries):
+        if index:
+            printer.print_string(", ")
+        printer.print_string(f"{name} = ")
+        if is_property:
+            _print_value(printer, value)
+        else:
+            printer.print_attribute(value)
+    printer.print_string("}")
+
+
 class NNOp(IRDLOperation):
     """Base class of `nn` ops: the shared syntax, verifier and builders.
 
@@ -441,28 +469,7 @@ class NNOp(IRDLOperation):
             printer.print_string(")")
 
     def _print_properties(self, printer: Printer) -> None:
-        definitions = self.get_irdl_definition().properties
-        entries = []
-        for name in sorted(self.properties):
-            value = self.properties[name]
-            default = getattr(definitions.get(name), "default_value", None)
-            if default is not None and value == default:
-                continue
-            entries.append((name, value, True))
-        # Discardable attributes in MLIR's own syntax, so that they read back the same.
-        entries.extend((name, value, False) for name, value in sorted(self.attributes.items()))
-        if not entries:
-            return
-        printer.print_string(" {")
-        for index, (name, value, is_property) in enumerate(entries):
-            if index:
-                printer.print_string(", ")
-            printer.print_string(f"{name} = ")
-            if is_property:
-                _print_value(printer, value)
-            else:
-                printer.print_attribute(value)
-        printer.print_string("}")
+        print_entries(self, printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:

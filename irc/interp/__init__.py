@@ -22,7 +22,9 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImpl, PythonValues
+from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 
 from irc.diagnostics import error
@@ -31,6 +33,7 @@ from irc.interp.nn import NNFunctions
 from irc.interp.part import PartFunctions
 from irc.interp.qnn import QNNFunctions
 from irc.interp.quant import QuantFunctions
+from irc.interp.tile import TileFunctions
 from irc.ir import weights
 
 NAME_ATTR = "irc.name"
@@ -42,7 +45,16 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 
 def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`."""
-    return [FuncFunctions(), NNFunctions(), PartFunctions(), QuantFunctions(), QNNFunctions()]
+    return [
+        FuncFunctions(),
+        ScfFunctions(),
+        ArithFunctions(),
+        NNFunctions(),
+        PartFunctions(),
+        QuantFunctions(),
+        QNNFunctions(),
+        TileFunctions(),
+    ]
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

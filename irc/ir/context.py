@@ -58,6 +58,24 @@ def _qnn() -> Dialect:
     return QNN
 
 
+def _tile() -> Dialect:
+    from irc.dialects.tile import TILE
+
+    return TILE
+
+
+def _scf() -> Dialect:
+    from xdsl.dialects.scf import Scf
+
+    return Scf
+
+
+def _arith() -> Dialect:
+    from xdsl.dialects.arith import Arith
+
+    return Arith
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "builtin": _builtin,
     "func": _func,
@@ -65,6 +83,9 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "part": _part,
     "quant": _quant,
     "qnn": _qnn,
+    "tile": _tile,
+    "scf": _scf,
+    "arith": _arith,
 }
 """Every dialect irc registers, by name, with the function that loads it."""
 

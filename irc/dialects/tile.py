@@ -1,0 +1,986 @@
+"""The `tile` dialect: bufferized IR of explicit buffers, copies and compute on tiles.
+
+Below `qnn`, a layer is computed tile by tile: buffers live in a memory space, DDR
+(the whole tensors) or SRAM (the tiles), `tile.copy` moves boxes between them, and
+the compute ops read and write SRAM tiles in place. Loops over tiles are xDSL's own
+`scf.for` over `index` values, with `arith` ops for the tile origins.
+
+Buffers are builtin memrefs with a static shape, an element type of `i8`, `ui8`,
+`i32` or `f32` (storage integers: quantization parameters are op properties or
+parameter buffers, never types) and a string memory space, `"ddr"` or `"sram"`:
+`memref<1x6x14x8xi8, "sram">`. At run time a buffer is a numpy array that the op
+which allocated it owns; ops write their outputs in place and return nothing.
+
+Layouts are NHWC. Convolutions and matrix products add into `i32` accumulators (or
+`f32` ones for float programs); `tile.bias_add` and `tile.requantize` finish them
+with exactly the arithmetic of `qnn.requantize` (irc/quantize/scheme.py), so a tiled
+program gives the same integers as the `qnn` ops it replaces. A 3x3 conv tiled by
+rows of 4, its input halo padded with the input zero point -3:
+
+    %acc = tile.alloc : memref<1x4x12x16xi32, "sram">
+    %box = tile.alloc : memref<1x6x14x8xi8, "sram">
+    scf.for %r = %c0 to %c3 step %c1 {
+      %row = arith.muli %r, %c4 : index
+      %top = arith.subi %row, %c1 : index
+      tile.copy %x[%c0, %top, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8]
+          {pad = -3} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+      tile.conv %box, %w, %acc {input_zero_point = -3}
+          : memref<1x6x14x8xi8, "sram">, memref<16x3x3x8xi8, "sram">, memref<1x4x12x16xi32, "sram">
+      ...
+    }
+
+The op reference is docs/tile-ops.md; docs/tiling.md explains how layers are tiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import (
+    I64,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    f32,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+
+from irc.dialects import nn
+from irc.dialects.nn import Props, bool_prop, fail, int_prop, ints_prop
+from irc.dialects.quant import quantized_element
+from irc.quantize import scheme
+
+MEMORY_SPACES = ("ddr", "sram")
+"""The memory spaces a buffer can live in."""
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i32, f32)
+"""The element types a buffer can hold."""
+
+EIGHT_BIT = (i8, ui8)
+
+SEGMENTS = "operandSegmentSizes"
+
+
+def _number_prop(default: int | None = None) -> Any:
+    """An optional property holding an integer (`-3`) or a float (`0.5`)."""
+    value = None if default is None else IntegerAttr(default, i64)
+    return opt_prop_def(
+        IntegerAttr.constr(type=I64) | FloatAttr.constr(type=Float32Type), default_value=value
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Checks shared by the ops
+
+
+def space_of(buffer_type: MemRefType) -> str:
+    """The memory space of a buffer type ("ddr" or "sram"; "" if it has none)."""
+    space = buffer_type.memory_space
+    return space.data if isinstance(space, StringAttr) else ""
+
+
+def check_buffer_type(value_type: Attribute, what: str) -> MemRefType:
+    """A buffer type: a static memref in "ddr" or "sram" of a storage element type."""
+    if not isinstance(value_type, MemRefType):
+        raise fail(f"{what} must be a memref, got {value_type}")
+    if any(size < 0 for size in value_type.get_shape()):
+        raise fail(f"{what} must have a static shape, got {value_type}")
+    if space_of(value_type) not in MEMORY_SPACES:
+        raise fail(f'{what} must be in memory space "ddr" or "sram", got {value_type.memory_space}')
+    if value_type.element_type not in ELEMENT_TYPES:
+        raise fail(f"{what} must hold i8, ui8, i32 or f32 elements, got {value_type.element_type}")
+    return value_type
+
+
+def buffer(value: SSAValue) -> MemRefType:
+    """The (verified) buffer type of an operand."""
+    assert isinstance(value.type, MemRefType), "the verifier checked the buffer types"
+    return value.type
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of a buffer operand."""
+    return tuple(buffer(value).get_shape())
+
+
+def element_of(value: SSAValue) -> Attribute:
+    """The element type of a buffer operand."""
+    return buffer(value).element_type
+
+
+def storage_range(element_type: Attribute) -> tuple[int, int]:
+    """The range of an integer element type."""
+    assert isinstance(element_type, IntegerType)
+    bits = element_type.width.data
+    if element_type.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def check_number(props: Props, name: str, element_type: Attribute, what: str) -> None:
+    """An int-or-float property fits `element_type` (an integer in range, or f32)."""
+    value = props.attr(name)
+    if value is None:
+        return
+    if isinstance(value, FloatAttr):
+        if element_type != f32:
+            raise fail(f"'{name}' of {what} is a float, but {what} holds {element_type}")
+        return
+    assert isinstance(value, IntegerAttr)
+    if element_type == f32:
+        return
+    low, high = storage_range(element_type)
+    if not low <= value.value.data <= high:
+        raise fail(
+            f"'{name}' {value.value.data} is outside the range [{low}, {high}] of {element_type}"
+        )
+
+
+def check_in_range(props: Props, name: str, element_type: Attribute, default: int = 0) -> int:
+    """An integer property (a zero point) lies in the range of `element_type`."""
+    value = props.int(name)
+    value = default if value is None else value
+    if isinstance(element_type, IntegerType):
+        low, high = storage_range(element_type)
+        if not low <= value <= high:
+            raise fail(f"'{name}' {value} is outside the range [{low}, {high}] of {element_type}")
+    return value
+
+
+def check_clamp(props: Props, element_type: Attribute) -> tuple[int, int]:
+    """The clamp bounds (defaulting to the storage range), ordered within that range."""
+    low, high = storage_range(element_type)
+    clamp_min, clamp_max = props.int("clamp_min"), props.int("clamp_max")
+    clamp_min = low if clamp_min is None else clamp_min
+    clamp_max = high if clamp_max is None else clamp_max
+    if not low <= clamp_min <= clamp_max <= high:
+        raise fail(
+            f"clamp bounds [{clamp_min}, {clamp_max}] are not an ordered part of the "
+            f"range [{low}, {high}] of {element_type}"
+        )
+    return clamp_min, clamp_max
+
+
+def check_rank(value: SSAValue, rank: int, what: str) -> tuple[int, ...]:
+    """The shape of a buffer operand, which must have `rank` dimensions."""
+    shape = shape_of(value)
+    if len(shape) != rank:
+        raise fail(f"{what} must have rank {rank}, got {buffer(value)}")
+    return shape
+
+
+def check_window(
+    name: str, out: int, input_size: int, kernel: int, stride: int, dilation: int
+) -> None:
+    """`out` windows of `kernel` taps read at most `input_size` input rows (or columns)."""
+    needed = (out - 1) * stride + (kernel - 1) * dilation + 1
+    if needed > input_size:
+        raise fail(
+            f"{out} output {name} need (out - 1) * stride + (kernel - 1) * dilation + 1 = "
+            f"{needed} input {name}, but the input box has {input_size}"
+        )
+
+
+def check_pair(props: Props, name: str, default: int) -> list[int]:
+    """A two-entry window property (strides, dilations), positive, defaulted."""
+    values = props.ints(name) or [default, default]
+    if len(values) != 2 or any(v < 1 for v in values):
+        raise fail(f"'{name}' must be two positive integers, got {values}")
+    return values
+
+
+# --------------------------------------------------------------------------------------
+# The base op
+
+
+def _shared(name: str) -> Any:
+    """`nn.NNOp`'s own definition of `name`."""
+    return nn.NNOp.__dict__[name]
+
+
+class TileOp(IRDLOperation):
+    """Base class of `tile` ops: buffer checks, `nn`-style properties and syntax.
+
+    The default syntax lists the operands, the non-default properties in a
+    dictionary, and the operand types: `tile.fill %b {value = 0} : memref<4xi32, "sram">`.
+    Subclasses override `check` for their own rules.
+    """
+
+    props = _shared("props")
+    _split_entries = _shared("_split_entries")
+
+    def check(self, props: Props) -> None:
+        """Op-specific checks; raise `fail(...)` on error."""
+
+    def verify_(self) -> None:
+        for index, operand in enumerate(self.operands):
+            if isinstance(operand.type, MemRefType):
+                check_buffer_type(operand.type, f"operand #{index}")
+        for index, result in enumerate(self.results):
+            if isinstance(result.type, MemRefType):
+                check_buffer_type(result.type, f"result #{index}")
+        self.check(self.props())
+
+    # ---- syntax --------------------------------------------------------------------------
+
+    def _print_properties(self, printer: Printer, skip: Sequence[str] = ()) -> None:
+        nn.print_entries(self, printer, (SEGMENTS, *skip))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([operand.type for operand in self.operands], printer.print_attribute)
+
+    @classmethod
+    def _parse_entries(cls, parser: Parser) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
+        entries_at = parser.pos
+        entries = parser.parse_optional_attr_dict()
+        return cls._split_entries(parser, entries, entries_at)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileOp:
+        start = parser.pos
+        unresolved = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        operands = parser.resolve_operands(unresolved, types, start)
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+def _parse_indices(parser: Parser) -> list[UnresolvedOperand]:
+    """`[%a, %b]` (possibly empty) as unresolved index operands."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+    )
+
+
+def _print_indices(printer: Printer, values: Sequence[SSAValue]) -> None:
+    printer.print_string("[")
+    printer.print_list(values, printer.print_operand)
+    printer.print_string("]")
+
+
+# --------------------------------------------------------------------------------------
+# Buffers
+
+
+@irdl_op_definition
+class AllocOp(TileOp):
+    """Allocate a buffer in DDR or SRAM, filled with zeros.
+
+    `offset` is the buffer's byte offset in its memory once memory is planned.
+
+        %acc = tile.alloc {offset = 4096} : memref<1x4x12x16xi32, "sram">
+    """
+
+    name = "tile.alloc"
+    result = result_def(MemRefType)
+    offset = int_prop()
+
+    def check(self, props: Props) -> None:
+        offset = props.int("offset")
+        if offset is not None and offset < 0:
+            raise fail(f"'offset' must not be negative, got {offset}")
+
+    def print(self, printer: Printer) -> None:
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        return cls.create(result_types=[result_type], properties=properties, attributes=attributes)
+
+
+def _check_boundary(tensor: Attribute, memref: Attribute) -> None:
+    """A tensor and a DDR buffer of the same shape whose elements are stored alike."""
+    if not isinstance(tensor, TensorType):
+        raise fail(f"expected a tensor, got {tensor}")
+    assert isinstance(memref, MemRefType)
+    if space_of(memref) != "ddr":
+        raise fail(f'the buffer must be in "ddr", got {memref}')
+    if tuple(tensor.get_shape()) != tuple(memref.get_shape()):
+        raise fail(f"{tensor} and {memref} differ in shape")
+    element = tensor.get_element_type()
+    quantized = quantized_element(tensor)
+    stored = quantized.storage_type if quantized is not None else element
+    if stored != memref.element_type:
+        raise fail(
+            f"the tensor's elements are stored as {stored}, the buffer holds {memref.element_type}"
+        )
+
+
+class _BoundaryOp(TileOp):
+    """Shared syntax of `tile.to_buffer` and `tile.to_tensor`: `%v : A to B`."""
+
+    source = operand_def(base(TensorType) | base(MemRefType))
+    result = result_def(base(TensorType) | base(MemRefType))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _BoundaryOp:
+        start = parser.pos
+        unresolved = parser.parse_unresolved_operand()
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        (source,) = parser.resolve_operands([unresolved], [source_type], start)
+        return cls.create(
+            operands=[source],
+            result_types=[result_type],
+            properties=properties,
+            attributes=attributes,
+        )
+
+
+@irdl_op_definition
+class ToBufferOp(_BoundaryOp):
+    """A new DDR buffer holding a copy of a tensor (its storage integers if quantized).
+
+    The tensor's shape is the buffer's, and its elements are stored as the buffer's:
+
+        %x = tile.to_buffer %input : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>
+               to memref<1x12x12x8xi8, "ddr">
+    """
+
+    name = "tile.to_buffer"
+
+    def check(self, props: Props) -> None:
+        if not isinstance(self.result.type, MemRefType):
+            raise fail(f"the result must be a memref, got {self.result.type}")
+        _check_boundary(self.source.type, self.result.type)
+
+
+@irdl_op_definition
+class ToTensorOp(_BoundaryOp):
+    """A tensor holding a copy of a DDR buffer (read as storage integers if quantized).
+
+    The tensor's shape is the buffer's, and its elements are stored as the buffer's:
+
+        %y = tile.to_tensor %out : memref<1x12x12x16xi8, "ddr">
+               to tensor<1x12x12x16x!quant.uniform<i8:f32, 0.2:5>>
+    """
+
+    name = "tile.to_tensor"
+
+    def check(self, props: Props) -> None:
+        if not isinstance(self.source.type, MemRefType):
+            raise fail(f"the operand must be a memref, got {self.source.type}")
+        _check_boundary(self.result.type, self.source.type)
+
+
+@irdl_op_definition
+class CopyOp(TileOp):
+    """Copy a box of `sizes` elements from `source` at offsets to `dest` at offsets.
+
+    There is one `index` offset per dimension on each side. The source box may start
+    at negative offsets or run past the end of `source`: its elements outside
+    `source` are written as `pad` (default 0). This is how the padding of a conv or
+    a pool is materialised (with the input zero point, or the storage minimum for
+    max pooling). The destination box must lie inside `dest`; otherwise running
+    the op is an error naming the buffer and the box.
+
+        tile.copy %x[%c0, %top, %cm1, %c0] to %box[%c0, %c0, %c0, %c0]
+            sizes [1, 6, 14, 8] {pad = -3}
+            : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+    """
+
+    name = "tile.copy"
+    source = operand_def(MemRefType)
+    dest = operand_def(MemRefType)
+    source_offsets = var_operand_def(IndexType)
+    dest_offsets = var_operand_def(IndexType)
+    sizes = prop_def(nn._ints())
+    pad = _number_prop(0)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def check(self, props: Props) -> None:
+        source_type, dest_type = buffer(self.source), buffer(self.dest)
+        rank = len(source_type.get_shape())
+        if len(dest_type.get_shape()) != rank:
+            raise fail(f"source {source_type} and destination {dest_type} differ in rank")
+        if source_type.element_type != dest_type.element_type:
+            raise fail(f"source {source_type} and destination {dest_type} differ in element type")
+        for what, offsets in (("source", self.source_offsets), ("destination", self.dest_offsets)):
+            if len(offsets) != rank:
+                raise fail(f"the {what} needs {rank} offsets, got {len(offsets)}")
+        sizes = props.ints("sizes") or []
+        if len(sizes) != rank or any(size < 1 for size in sizes):
+            raise fail(f"'sizes' must be {rank} positive integers, got {sizes}")
+        dest_shape = dest_type.get_shape()
+        if any(size > extent for size, extent in zip(sizes, dest_shape)):
+            raise fail(f"a box of sizes {sizes} does not fit in the destination {dest_type}")
+        check_number(props, "pad", source_type.element_type, "the source")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        _print_indices(printer, self.source_offsets)
+        printer.print_string(" to ")
+        printer.print_operand(self.dest)
+        _print_indices(printer, self.dest_offsets)
+        printer.print_string(" sizes ")
+        nn._print_value(printer, self.sizes)
+        self._print_properties(printer, skip=("sizes",))
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dest.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CopyOp:
+        start = parser.pos
+        source = parser.parse_unresolved_operand()
+        source_offsets = _parse_indices(parser)
+        parser.parse_keyword("to")
+        dest = parser.parse_unresolved_operand()
+        dest_offsets = _parse_indices(parser)
+        parser.parse_keyword("sizes")
+        sizes = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        dest_type = parser.parse_type()
+        index = IndexType()
+        operands = parser.resolve_operands(
+            [source, dest, *source_offsets, *dest_offsets],
+            [source_type, dest_type, *[index] * (len(source_offsets) + len(dest_offsets))],
+            start,
+        )
+        properties["sizes"] = nn.DenseArrayBase.from_list(i64, sizes)
+        return cls.create(
+            operands=list(operands),
+            properties={
+                **properties,
+                SEGMENTS: nn.DenseArrayBase.from_list(
+                    IntegerType(32), [1, 1, len(source_offsets), len(dest_offsets)]
+                ),
+            },
+            attributes=attributes,
+        )
+
+
+@irdl_op_definition
+class FillOp(TileOp):
+    """Set every element of a buffer to `value` (an integer, or a float for f32).
+
+    The value must fit the buffer's element type:
+
+        tile.fill %acc {value = 0} : memref<1x4x12x16xi32, "sram">
+    """
+
+    name = "tile.fill"
+    target = operand_def(MemRefType)
+    value = _number_prop()
+
+    def check(self, props: Props) -> None:
+        if props.attr("value") is None:
+            raise fail("'tile.fill' requires property 'value'")
+        check_number(props, "value", element_of(self.target), "the buffer")
+
+
+# --------------------------------------------------------------------------------------
+# Compute on tiles
+
+
+def _check_accumulator(
+    inputs: Sequence[Attribute], weight: Attribute, acc: Attribute, what: str
+) -> bool:
+    """Integer (i8/ui8 inputs, i8 weights, i32 accumulator) or float (all f32) operands.
+
+    Returns True for a float op.
+    """
+    if all(t == f32 for t in (*inputs, weight, acc)):
+        return True
+    if all(t in EIGHT_BIT for t in inputs) and weight == i8 and acc == i32:
+        return False
+    listed = ", ".join(str(t) for t in (*inputs, weight, acc))
+    raise fail(
+        f"{what} takes i8 or ui8 inputs with i8 weights and an i32 accumulator, or all f32; "
+        f"got {listed}"
+    )
+
+
+@irdl_op_definition
+class ConvOp(TileOp):
+    """Convolve an NHWC input box into an accumulator tile (no padding: it is in the box).
+
+    input [N, IH, IW, C], weight [O, KH, KW, C / group] (symmetric: zero point 0),
+    acc [N, OH, OW, O]:
+
+        acc[n, y, x, o] = (accumulate ? acc[n, y, x, o] : 0)
+            + sum over (ky, kx, c) of (input[n, y * sy + ky * dy, x * sx + kx * dx, g * C/group + c]
+                                       - input_zero_point) * weight[o, ky, kx, c]
+
+    with g the group of output channel o. Integer sums are exact and saturated to
+    int32 (as `qnn.conv`); a float conv (all f32) ignores `input_zero_point`.
+
+        tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3}
+            : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">,
+              memref<1x4x12x16xi32, "sram">
+    """
+
+    name = "tile.conv"
+    input = operand_def(MemRefType)
+    weight = operand_def(MemRefType)
+    acc = operand_def(MemRefType)
+    strides = ints_prop()
+    dilations = ints_prop()
+    group = int_prop(1)
+    input_zero_point = int_prop(0)
+    accumulate = bool_prop(False)
+
+    def check(self, props: Props) -> None:
+        _check_accumulator(
+            [element_of(self.input)], element_of(self.weight), element_of(self.acc), "tile.conv"
+        )
+        check_in_range(props, "input_zero_point", element_of(self.input))
+        batch, in_h, in_w, channels = check_rank(self.input, 4, "the input")
+        out_channels, kernel_h, kernel_w, group_channels = check_rank(self.weight, 4, "the weight")
+        acc_batch, out_h, out_w, acc_channels = check_rank(self.acc, 4, "the accumulator")
+        group = props.int("group") or 1
+        if group < 1 or channels % group or out_channels % group:
+            raise fail(
+                f"group {group} does not divide the {channels} input and {out_channels} "
+                "output channels"
+            )
+        if group_channels != channels // group:
+            raise fail(
+                f"the weight has {group_channels} channels per group, expected "
+                f"{channels} / {group} = {channels // group}"
+            )
+        if (acc_batch, acc_channels) != (batch, out_channels):
+            raise fail(
+                f"the accumulator {buffer(self.acc)} must have batch {batch} and "
+                f"{out_channels} channels"
+            )
+        strides, dilations = check_pair(props, "strides", 1), check_pair(props, "dilations", 1)
+        check_window("rows", out_h, in_h, kernel_h, strides[0], dilations[0])
+        check_window("columns", out_w, in_w, kernel_w, strides[1], dilations[1])
+
+
+@irdl_op_definition
+class MatmulOp(TileOp):
+    """Multiply a [M, K] tile by a [K, N] tile (or [N, K] with `trans_b`) into acc [M, N].
+
+    The product is added to the accumulator or replaces it:
+
+        acc = (accumulate ? acc : 0) + (a - a_zero_point) @ (trans_b ? b^T : b)
+
+    b is symmetric (zero point 0). Integer sums are exact and saturated to int32; a
+    float matmul (all f32) ignores `a_zero_point`.
+
+        tile.matmul %a, %b, %acc {accumulate = true, a_zero_point = 4}
+            : memref<8x16xi8, "sram">, memref<16x32xi8, "sram">, memref<8x32xi32, "sram">
+    """
+
+    name = "tile.matmul"
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    acc = operand_def(MemRefType)
+    a_zero_point = int_prop(0)
+    trans_b = bool_prop(False)
+    accumulate = bool_prop(False)
+
+    def check(self, props: Props) -> None:
+        _check_accumulator(
+            [element_of(self.a)], element_of(self.b), element_of(self.acc), "tile.matmul"
+        )
+        check_in_range(props, "a_zero_point", element_of(self.a))
+        rows, depth = check_rank(self.a, 2, "a")
+        b_shape = check_rank(self.b, 2, "b")
+        b_depth, columns = reversed(b_shape) if props.bool("trans_b") else b_shape
+        if b_depth != depth:
+            raise fail(f"a has {depth} columns but b has {b_depth} rows (after trans_b)")
+        if check_rank(self.acc, 2, "the accumulator") != (rows, columns):
+            raise fail(f"the accumulator must be {rows}x{columns}, got {buffer(self.acc)}")
+
+
+@irdl_op_definition
+class BiasAddOp(TileOp):
+    """Add a bias along the last axis of an accumulator, in place: acc += bias.
+
+    The bias is [C] for an accumulator [..., C]; i32 (saturating to int32) or f32.
+
+        tile.bias_add %acc, %bias : memref<1x4x12x16xi32, "sram">, memref<16xi32, "sram">
+    """
+
+    name = "tile.bias_add"
+    acc = operand_def(MemRefType)
+    bias = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        acc_element, bias_element = element_of(self.acc), element_of(self.bias)
+        if acc_element not in (i32, f32) or bias_element != acc_element:
+            raise fail(
+                f"the accumulator and the bias must both be i32 or both f32, got "
+                f"{acc_element} and {bias_element}"
+            )
+        channels = shape_of(self.acc)[-1] if shape_of(self.acc) else 1
+        if shape_of(self.bias) != (channels,):
+            raise fail(
+                f"the bias must be [{channels}] for {buffer(self.acc)}, got {buffer(self.bias)}"
+            )
+
+
+@irdl_op_definition
+class RequantizeOp(TileOp):
+    """Requantize an i32 accumulator into an 8-bit tile, per channel of the last axis.
+
+    params is [C, 2] i32 holding (multiplier, shift) for each of the C channels of the
+    last axis, or [1, 2] for the whole tile:
+
+        out = clamp(fixed_point_multiply(acc, M, s) + output_zero_point, clamp_min, clamp_max)
+
+    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py). The clamp
+    defaults to the output's storage range. Invalid (M, s) pairs in params are an
+    error when the op runs.
+
+        tile.requantize %acc, %params, %out {output_zero_point = 5}
+            : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">,
+              memref<1x4x12x16xi8, "sram">
+    """
+
+    name = "tile.requantize"
+    acc = operand_def(MemRefType)
+    params = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    output_zero_point = int_prop(0)
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def check(self, props: Props) -> None:
+        if element_of(self.acc) != i32 or element_of(self.params) != i32:
+            raise fail(
+                f"the accumulator and the parameters must be i32, got {element_of(self.acc)} "
+                f"and {element_of(self.params)}"
+            )
+        output_element = element_of(self.output)
+        if output_element not in EIGHT_BIT:
+            raise fail(f"the output must be i8 or ui8, got {output_element}")
+        shape = shape_of(self.acc)
+        if shape_of(self.output) != shape:
+            raise fail(f"the output {buffer(self.output)} differs in shape from {buffer(self.acc)}")
+        channels = shape[-1] if shape else 1
+        params_shape = shape_of(self.params)
+        if params_shape not in ((channels, 2), (1, 2)):
+            raise fail(
+                f"the parameters must be [{channels}, 2] or [1, 2] (multiplier, shift), "
+                f"got {buffer(self.params)}"
+            )
+        check_in_range(props, "output_zero_point", output_element)
+        check_clamp(props, output_element)
+
+
+POOL_KINDS = ("max", "average")
+
+
+@irdl_op_definition
+class PoolOp(TileOp):
+    """Max or average pooling of an NHWC input box (padding materialised) into a tile.
+
+    input [N, IH, IW, C] and out [N, OH, OW, C]; `[%oy, %ox]` is the tile's output
+    origin in the whole layer's output (`index` operands, needed by average pooling).
+
+    max: out = the largest value of each window; the box's padding must hold the
+    storage minimum (or -inf) so that it never wins.
+
+    average: the padding must hold `input_zero_point`. With sum = the sum of
+    (x - input_zero_point) over the window and count its taps inside the original
+    unpadded input of `input_h` x `input_w` (plus those in the explicit `pads`
+    [top, left, bottom, right] with `count_include_pad`; taps past the end padding
+    never count), computed from the output position (origin + index in the tile):
+
+        out = clamp(round_half_even(sum * M * 2^-(31 + s) / count) + output_zero_point,
+                    storage range)
+
+    exactly `qnn.average_pool` (`scheme.divide_round` with `multiplier`, `shift`). A
+    float average (f32) is sum / count.
+
+        tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
+            pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3}
+            : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+    """
+
+    name = "tile.pool"
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    origin = var_operand_def(IndexType)
+    kind = prop_def(StringAttr)
+    kernel_shape = prop_def(nn._ints())
+    strides = ints_prop()
+    dilations = ints_prop()
+    pads = ints_prop()
+    input_h = int_prop()
+    input_w = int_prop()
+    count_include_pad = bool_prop(False)
+    input_zero_point = int_prop(0)
+    output_zero_point = int_prop(0)
+    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+
+    def check(self, props: Props) -> None:
+        kind = props.str("kind")
+        if kind not in POOL_KINDS:
+            raise fail(f'\'kind\' must be "max" or "average", got "{kind}"')
+        input_element, output_element = element_of(self.input), element_of(self.output)
+        if input_element != output_element or input_element not in (*EIGHT_BIT, f32):
+            raise fail(
+                f"input and output must both be i8, ui8 or f32, got {input_element} and "
+                f"{output_element}"
+            )
+        batch, in_h, in_w, channels = check_rank(self.input, 4, "the input")
+        out_batch, out_h, out_w, out_channels = check_rank(self.output, 4, "the output")
+        if (out_batch, out_channels) != (batch, channels):
+            raise fail(
+                f"the output {buffer(self.output)} must have batch {batch} and {channels} channels"
+            )
+        kernel = props.ints("kernel_shape") or []
+        if len(kernel) != 2 or any(k < 1 for k in kernel):
+            raise fail(f"'kernel_shape' must be two positive integers, got {kernel}")
+        strides, dilations = check_pair(props, "strides", 1), check_pair(props, "dilations", 1)
+        check_window("rows", out_h, in_h, kernel[0], strides[0], dilations[0])
+        check_window("columns", out_w, in_w, kernel[1], strides[1], dilations[1])
+        if len(self.origin) not in (0, 2):
+            raise fail(f"the output origin has 2 indices [%oy, %ox], got {len(self.origin)}")
+        if kind == "max":
+            return
+        if len(self.origin) != 2:
+            raise fail("average pooling needs the tile's output origin [%oy, %ox]")
+        pads = props.ints("pads") or [0, 0, 0, 0]
+        if len(pads) != 4 or any(p < 0 for p in pads):
+            raise fail(f"'pads' must be four non-negative integers, got {pads}")
+        for name in ("input_h", "input_w"):
+            size = props.int(name)
+            if size is None or size < 1:
+                raise fail(f"average pooling needs a positive '{name}' (the unpadded input)")
+        check_in_range(props, "input_zero_point", input_element)
+        check_in_range(props, "output_zero_point", output_element)
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None  # the properties have defaults
+        problem = scheme.check_multiplier(multiplier, shift)
+        if problem is not None:
+            raise fail(f"'multiplier': {problem}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        printer.print_operand(self.output)
+        if self.origin:
+            _print_indices(printer, self.origin)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([self.input.type, self.output.type], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PoolOp:
+        start = parser.pos
+        source = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        output = parser.parse_unresolved_operand()
+        origin: list[UnresolvedOperand] = []
+        if parser.parse_optional_punctuation("[") is not None:
+            origin = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+            parser.parse_punctuation("]")
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != 2:
+            parser.raise_error("expected the input and output types", start)
+        operands = parser.resolve_operands(
+            [source, output, *origin], [*types, *[IndexType()] * len(origin)], start
+        )
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+class _ElementwiseOp(TileOp):
+    """Elementwise ops on 8-bit tiles of one shape."""
+
+    def check_same_shapes(self, operands: Sequence[SSAValue]) -> None:
+        """Every operand buffer has the first one's shape, and 8-bit elements."""
+        shape = shape_of(operands[0])
+        for index, operand in enumerate(operands):
+            if shape_of(operand) != shape:
+                raise fail(
+                    f"operand #{index} {buffer(operand)} differs in shape from {buffer(operands[0])}"
+                )
+            if element_of(operand) not in EIGHT_BIT:
+                raise fail(f"operand #{index} must hold i8 or ui8, got {element_of(operand)}")
+
+
+@irdl_op_definition
+class AddOp(_ElementwiseOp):
+    """Add two quantized tiles of one shape into a third (TFLite's int8 ADD, as `qnn.add`).
+
+    Each input, less its zero point, is shifted left and rescaled to a common scale,
+    and the int32 sum is requantized to the output:
+
+        a = fixed_point_multiply((x - lhs_zero_point) << left_shift, lhs_multiplier, lhs_shift)
+        b = fixed_point_multiply((y - rhs_zero_point) << left_shift, rhs_multiplier, rhs_shift)
+        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + output_zero_point,
+                    clamp_min, clamp_max)
+
+    every multiply rounding half to even; the clamp defaults to the output's range.
+
+        tile.add %a, %b, %out {lhs_multiplier = 1073741824, lhs_shift = -1, ...}
+            : memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">
+    """
+
+    name = "tile.add"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    lhs_zero_point = int_prop(0)
+    rhs_zero_point = int_prop(0)
+    output_zero_point = int_prop(0)
+    lhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
+    lhs_shift = prop_def(IntegerAttr.constr(type=I64))
+    rhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
+    rhs_shift = prop_def(IntegerAttr.constr(type=I64))
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    left_shift = int_prop(scheme.ADD_LEFT_SHIFT)
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.lhs, self.rhs, self.output])
+        check_in_range(props, "lhs_zero_point", element_of(self.lhs))
+        check_in_range(props, "rhs_zero_point", element_of(self.rhs))
+        check_in_range(props, "output_zero_point", element_of(self.output))
+        check_clamp(props, element_of(self.output))
+        left_shift = props.int("left_shift")
+        assert left_shift is not None  # the property has a default
+        if not 0 <= left_shift <= 22:
+            raise fail(f"left_shift {left_shift} is outside [0, 22] (8-bit inputs in int32)")
+        for prefix in ("lhs_", "rhs_", ""):
+            multiplier, shift = props.int(prefix + "multiplier"), props.int(prefix + "shift")
+            assert multiplier is not None and shift is not None  # required properties
+            problem = scheme.check_multiplier(multiplier, shift)
+            if problem is not None:
+                raise fail(f"'{prefix}multiplier': {problem}")
+
+
+@irdl_op_definition
+class ClampOp(_ElementwiseOp):
+    """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
+
+    The bounds default to the element type's range (relu, relu6 or clip at one scale):
+
+        tile.clamp %in, %out {clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.clamp"
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.input, self.output])
+        if element_of(self.input) != element_of(self.output):
+            raise fail("input and output must have the same element type")
+        check_clamp(props, element_of(self.output))
+
+
+@irdl_op_definition
+class LutOp(TileOp):
+    """Map an 8-bit tile through a 256-entry table: out = table[x - storage_min].
+
+    storage_min is -128 for i8 and 0 for ui8 inputs (as `qnn.lut`); the output has
+    the table's element type.
+
+        tile.lut %in, %table, %out
+            : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.lut"
+    input = operand_def(MemRefType)
+    table = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        input_element = element_of(self.input)
+        if input_element not in EIGHT_BIT:
+            raise fail(f"the input must hold i8 or ui8, got {input_element}")
+        if shape_of(self.table) != (256,):
+            raise fail(f"the table must have 256 entries, got {buffer(self.table)}")
+        if element_of(self.table) not in EIGHT_BIT or element_of(self.output) != element_of(
+            self.table
+        ):
+            raise fail(
+                f"the table and the output must hold the same 8-bit type, got "
+                f"{element_of(self.table)} and {element_of(self.output)}"
+            )
+        if shape_of(self.output) != shape_of(self.input):
+            raise fail(
+                f"the output {buffer(self.output)} differs in shape from {buffer(self.input)}"
+            )
+
+
+TILE = Dialect(
+    "tile",
+    [
+        AllocOp,
+        ToBufferOp,
+        ToTensorOp,
+        CopyOp,
+        FillOp,
+        ConvOp,
+        MatmulOp,
+        BiasAddOp,
+        RequantizeOp,
+        PoolOp,
+        AddOp,
+        ClampOp,
+        LutOp,
+    ],
+    [],
+)
+"""The `tile` dialect."""

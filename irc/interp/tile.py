@@ -1,0 +1,326 @@
+"""The interpreter of the `tile` dialect: buffers are numpy arrays, mutated in place.
+
+`tile.alloc` and `tile.to_buffer` create arrays; every other op writes its output
+buffer in place and returns nothing. The integer arithmetic is the `qnn`
+interpreter's (irc/interp/qnn.py) and irc/quantize/scheme.py's, so a tiled program
+gives the integers of the `qnn` ops it replaces: sums of products are exact (float64
+BLAS on integers below 2^53), saturated to int32, and requantized half to even.
+
+`index` values are xDSL's runtime scalars (`IntegerAttr`s), as `scf.for` and the
+`arith` ops produce them. Errors that only the running program reveals (a copy box
+outside its destination, a bad multiplier in a parameter buffer) are `IrcError`s at
+the op's location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Attribute
+
+from irc.diagnostics import error
+from irc.dialects import tile
+from irc.interp import nn as nn_interp
+from irc.interp.qnn import exact_integers, saturate_int32
+from irc.ir import weights
+from irc.quantize import scheme
+
+
+def _dtype(value_type: Attribute) -> np.dtype:
+    assert isinstance(value_type, MemRefType | TensorType)
+    return weights.dtype_of(value_type.get_element_type())
+
+
+def _index(value: object) -> int:
+    """The integer of an `index` runtime value."""
+    assert isinstance(value, IntegerAttr), "index values are IntegerAttrs at run time"
+    return int(value.value.data)
+
+
+def _number(attribute: Attribute | None) -> int | float:
+    if isinstance(attribute, IntegerAttr):
+        return int(attribute.value.data)
+    assert isinstance(attribute, FloatAttr)
+    return float(attribute.value.data)
+
+
+def _describe_box(offsets: Sequence[int], sizes: Sequence[int]) -> str:
+    return "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(offsets, sizes)) + "]"
+
+
+def _store(target: np.ndarray, values: np.ndarray) -> None:
+    """Write `values` into the buffer `target` (the verifier checked the ranges)."""
+    target[...] = values.astype(target.dtype)
+
+
+def _is_float(array: np.ndarray) -> bool:
+    return array.dtype.kind == "f"
+
+
+def _channels_first(array: np.ndarray) -> np.ndarray:
+    return array.transpose(0, 3, 1, 2)
+
+
+def _pool_counts(op: tile.PoolOp, origin: Sequence[int], out_sizes: Sequence[int]) -> np.ndarray:
+    """[OH, OW] tap counts of a tile of an average pool whose output starts at `origin`."""
+    props = op.props()
+    kernel = props.ints("kernel_shape") or []
+    strides = props.ints("strides") or [1, 1]
+    dilations = props.ints("dilations") or [1, 1]
+    pads = props.ints("pads") or [0, 0, 0, 0]
+    sizes = [props.int("input_h"), props.int("input_w")]
+    counts = []
+    for axis in range(2):
+        size = sizes[axis]
+        assert size is not None  # the verifier requires it
+        # The whole layer's counts up to the tile's end, of which the tile's are the last.
+        axis_counts = nn_interp._pool_counts(
+            size,
+            kernel[axis],
+            strides[axis],
+            pads[axis],
+            pads[2 + axis],
+            dilations[axis],
+            origin[axis] + out_sizes[axis],
+            props.bool("count_include_pad"),
+        )
+        counts.append(axis_counts[origin[axis] :])
+    return np.multiply.outer(counts[0], counts[1]).astype(np.int64)
+
+
+@register_impls
+class TileFunctions(InterpreterFunctions):
+    """numpy implementations of every `tile` op, for xDSL's `Interpreter`."""
+
+    # ---- buffers -----------------------------------------------------------------------
+
+    @impl(tile.AllocOp)
+    def run_alloc(
+        self, interpreter: Interpreter, op: tile.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        buffer_type = op.result.type
+        assert isinstance(buffer_type, MemRefType)
+        return (np.zeros(tuple(buffer_type.get_shape()), _dtype(buffer_type)),)
+
+    @impl(tile.ToBufferOp)
+    def run_to_buffer(
+        self, interpreter: Interpreter, op: tile.ToBufferOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True),)
+
+    @impl(tile.ToTensorOp)
+    def run_to_tensor(
+        self, interpreter: Interpreter, op: tile.ToTensorOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True),)
+
+    @impl(tile.CopyOp)
+    def run_copy(
+        self, interpreter: Interpreter, op: tile.CopyOp, args: PythonValues
+    ) -> PythonValues:
+        source, dest = args[0], args[1]
+        rank = source.ndim
+        source_offsets = [_index(v) for v in args[2 : 2 + rank]]
+        dest_offsets = [_index(v) for v in args[2 + rank :]]
+        sizes = op.props().ints("sizes") or []
+        if any(o < 0 or o + s > n for o, s, n in zip(dest_offsets, sizes, dest.shape)):
+            raise error(
+                f"the copy's destination box {_describe_box(dest_offsets, sizes)} is outside "
+                f"the destination buffer of shape {list(dest.shape)}",
+                op,
+                hint="the destination offsets plus 'sizes' must lie within the destination",
+            )
+        box = np.full(tuple(sizes), _number(op.props().attr("pad")), dtype=dest.dtype)
+        # The part of the source box that lies inside the source: clip, then place.
+        inside_source: list[slice] = []
+        inside_box: list[slice] = []
+        for offset, size, extent in zip(source_offsets, sizes, source.shape):
+            begin, end = max(offset, 0), min(offset + size, extent)
+            if begin >= end:
+                inside_source = []
+                break
+            inside_source.append(slice(begin, end))
+            inside_box.append(slice(begin - offset, end - offset))
+        if inside_source:
+            box[tuple(inside_box)] = source[tuple(inside_source)]
+        target = tuple(slice(o, o + s) for o, s in zip(dest_offsets, sizes))
+        dest[target] = box
+        return ()
+
+    @impl(tile.FillOp)
+    def run_fill(
+        self, interpreter: Interpreter, op: tile.FillOp, args: PythonValues
+    ) -> PythonValues:
+        args[0][...] = _number(op.props().attr("value"))
+        return ()
+
+    # ---- compute -----------------------------------------------------------------------
+
+    @impl(tile.ConvOp)
+    def run_conv(
+        self, interpreter: Interpreter, op: tile.ConvOp, args: PythonValues
+    ) -> PythonValues:
+        source, weight, acc = args
+        props = op.props()
+        floating = _is_float(acc)
+        zero_point = 0 if floating else props.int("input_zero_point") or 0
+        x = _channels_first(source.astype(np.float64) - zero_point)
+        w = _channels_first(weight.astype(np.float64))
+        out_sizes = acc.shape[1:3]
+        sums = nn_interp.conv(
+            x,
+            w,
+            None,
+            props.ints("strides") or [1, 1],
+            [0, 0, 0, 0],
+            props.ints("dilations") or [1, 1],
+            props.int("group") or 1,
+            out_sizes,
+        ).transpose(0, 2, 3, 1)
+        self._accumulate(acc, sums, props.bool("accumulate"))
+        return ()
+
+    @impl(tile.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: tile.MatmulOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs, acc = args
+        props = op.props()
+        zero_point = 0 if _is_float(acc) else props.int("a_zero_point") or 0
+        a = lhs.astype(np.float64) - zero_point
+        b = rhs.astype(np.float64)
+        if props.bool("trans_b"):
+            b = b.T
+        self._accumulate(acc, a @ b, props.bool("accumulate"))
+        return ()
+
+    @staticmethod
+    def _accumulate(acc: np.ndarray, sums: np.ndarray, accumulate: bool) -> None:
+        """acc = (accumulate ? acc : 0) + sums; exact and saturated to int32 for integers."""
+        if _is_float(acc):
+            total = sums + acc.astype(np.float64) if accumulate else sums
+            _store(acc, total)
+            return
+        exact = exact_integers(sums)
+        if accumulate:
+            exact = exact + acc.astype(np.int64)
+        acc[...] = saturate_int32(exact)
+
+    @impl(tile.BiasAddOp)
+    def run_bias_add(
+        self, interpreter: Interpreter, op: tile.BiasAddOp, args: PythonValues
+    ) -> PythonValues:
+        acc, bias = args
+        if _is_float(acc):
+            acc += bias
+        else:
+            acc[...] = saturate_int32(acc.astype(np.int64) + bias.astype(np.int64))
+        return ()
+
+    @impl(tile.RequantizeOp)
+    def run_requantize(
+        self, interpreter: Interpreter, op: tile.RequantizeOp, args: PythonValues
+    ) -> PythonValues:
+        acc, params, output = args
+        props = op.props()
+        multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
+        for channel, (multiplier, shift) in enumerate(zip(multipliers, shifts)):
+            problem = scheme.check_multiplier(int(multiplier), int(shift))
+            if problem is not None:
+                raise error(
+                    f"the requantization parameters of channel {channel}: {problem}",
+                    op,
+                    hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+                )
+        low, high = tile.check_clamp(props, tile.element_of(op.output))
+        axis = None if len(multipliers) == 1 else acc.ndim - 1
+        result = scheme.requantize(
+            acc.astype(np.int64),
+            multipliers if axis is not None else int(multipliers[0]),
+            shifts if axis is not None else int(shifts[0]),
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+            axis,
+        )
+        _store(output, result)
+        return ()
+
+    @impl(tile.PoolOp)
+    def run_pool(
+        self, interpreter: Interpreter, op: tile.PoolOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args[0], args[1]
+        origin = [_index(v) for v in args[2:]]
+        props = op.props()
+        kernel = props.ints("kernel_shape") or []
+        strides = props.ints("strides") or [1, 1]
+        dilations = props.ints("dilations") or [1, 1]
+        out_sizes = output.shape[1:3]
+        floating = _is_float(output)
+        average = props.str("kind") == "average"
+        zero_point = 0 if floating or not average else props.int("input_zero_point") or 0
+        x = _channels_first(source.astype(np.float64 if floating else np.int64) - zero_point)
+        views = [
+            view for _, view in nn_interp._window_views(x, kernel, strides, dilations, out_sizes)
+        ]
+        if not average:
+            _store(output, np.maximum.reduce(views).transpose(0, 2, 3, 1))
+            return ()
+        sums = np.sum(views, axis=0).transpose(0, 2, 3, 1)
+        counts = _pool_counts(op, origin, out_sizes)[None, :, :, None]
+        if floating:
+            _store(output, sums / counts)
+            return ()
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None  # the properties have defaults
+        averages = scheme.divide_round(sums, multiplier, shift, counts)
+        low, high = tile.storage_range(tile.element_of(op.output))
+        _store(output, np.clip(averages + (props.int("output_zero_point") or 0), low, high))
+        return ()
+
+    @impl(tile.AddOp)
+    def run_add(self, interpreter: Interpreter, op: tile.AddOp, args: PythonValues) -> PythonValues:
+        lhs, rhs, output = args
+        props = op.props()
+        left_shift = props.int("left_shift") or 0
+        terms = []
+        for array, prefix in ((lhs, "lhs_"), (rhs, "rhs_")):
+            centered = array.astype(np.int64) - (props.int(prefix + "zero_point") or 0)
+            terms.append(
+                scheme.fixed_point_multiply(
+                    np.left_shift(centered, left_shift),
+                    props.int(prefix + "multiplier"),
+                    props.int(prefix + "shift"),
+                )
+            )
+        low, high = tile.check_clamp(props, tile.element_of(op.output))
+        result = scheme.requantize(
+            terms[0] + terms[1],
+            props.int("multiplier"),
+            props.int("shift"),
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+        )
+        _store(output, result)
+        return ()
+
+    @impl(tile.ClampOp)
+    def run_clamp(
+        self, interpreter: Interpreter, op: tile.ClampOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args
+        low, high = tile.check_clamp(op.props(), tile.element_of(op.output))
+        _store(output, np.clip(source, low, high))
+        return ()
+
+    @impl(tile.LutOp)
+    def run_lut(self, interpreter: Interpreter, op: tile.LutOp, args: PythonValues) -> PythonValues:
+        source, table, output = args
+        first, _ = tile.storage_range(tile.element_of(op.input))
+        _store(output, table[source.astype(np.int64) - first])
+        return ()

@@ -1,0 +1,325 @@
+// RUN: irc-opt %s --split-input-file --verify-diagnostics
+
+// One case per rule of the `tile` verifiers (irc/dialects/tile.py).
+
+// ---- buffers ---------------------------------------------------------------------------
+
+func.func @alloc_space() {
+  // expected-error @+1 {{result #0 must be in memory space "ddr" or "sram", got "l2"}}
+  %a = tile.alloc : memref<4xi8, "l2">
+  func.return
+}
+
+// -----
+
+func.func @alloc_no_space() {
+  // expected-error @+1 {{result #0 must be in memory space "ddr" or "sram"}}
+  %a = tile.alloc : memref<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @alloc_dynamic() {
+  // expected-error @+1 {{result #0 must have a static shape, got memref<?xi8, "sram">}}
+  %a = tile.alloc : memref<?xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @alloc_element() {
+  // expected-error @+1 {{result #0 must hold i8, ui8, i32 or f32 elements, got i16}}
+  %a = tile.alloc : memref<4xi16, "sram">
+  func.return
+}
+
+// -----
+
+func.func @alloc_offset() {
+  // expected-error @+1 {{'offset' must not be negative, got -8}}
+  %a = tile.alloc {offset = -8} : memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @to_buffer_storage(%t: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the tensor's elements are stored as i8, the buffer holds ui8}}
+  %b = tile.to_buffer %t : tensor<4x!quant.uniform<i8:f32, 0.1>> to memref<4xui8, "ddr">
+  func.return
+}
+
+// -----
+
+func.func @to_buffer_sram(%t: tensor<4xi8>) {
+  // expected-error @+1 {{the buffer must be in "ddr", got memref<4xi8, "sram">}}
+  %b = tile.to_buffer %t : tensor<4xi8> to memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @to_tensor_shape(%b: memref<4xi8, "ddr">) {
+  // expected-error @+1 {{tensor<5xi8> and memref<4xi8, "ddr"> differ in shape}}
+  %t = tile.to_tensor %b : memref<4xi8, "ddr"> to tensor<5xi8>
+  func.return
+}
+
+// -----
+
+func.func @copy_rank(%a: memref<4x4xi8, "ddr">, %b: memref<16xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{differ in rank}}
+  tile.copy %a[%c0, %c0] to %b[%c0] sizes [4, 4] : memref<4x4xi8, "ddr"> to memref<16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_element(%a: memref<4xi8, "ddr">, %b: memref<4xi32, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{differ in element type}}
+  tile.copy %a[%c0] to %b[%c0] sizes [4] : memref<4xi8, "ddr"> to memref<4xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_offsets(%a: memref<4x4xi8, "ddr">, %b: memref<4x4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{the source needs 2 offsets, got 1}}
+  tile.copy %a[%c0] to %b[%c0, %c0] sizes [4, 4] : memref<4x4xi8, "ddr"> to memref<4x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_sizes(%a: memref<4x4xi8, "ddr">, %b: memref<4x4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'sizes' must be 2 positive integers, got [4, 0]}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [4, 0] : memref<4x4xi8, "ddr"> to memref<4x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_too_big(%a: memref<8x8xi8, "ddr">, %b: memref<4x4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a box of sizes [4, 5] does not fit in the destination}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [4, 5] : memref<8x8xi8, "ddr"> to memref<4x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_pad(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'pad' 200 is outside the range [-128, 127] of i8}}
+  tile.copy %a[%c0] to %b[%c0] sizes [4] {pad = 200} : memref<4xi8, "ddr"> to memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @fill_value(%a: memref<4xi8, "sram">) {
+  // expected-error @+1 {{'tile.fill' requires property 'value'}}
+  tile.fill %a : memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @fill_float(%a: memref<4xi32, "sram">) {
+  // expected-error @+1 {{'value' of the buffer is a float, but the buffer holds i32}}
+  tile.fill %a {value = 0.5} : memref<4xi32, "sram">
+  func.return
+}
+
+// ---- compute -----------------------------------------------------------------------------
+
+// -----
+
+func.func @conv_types(%x: memref<1x3x3x4xi8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x2xf32, "sram">) {
+  // expected-error @+1 {{tile.conv takes i8 or ui8 inputs with i8 weights and an i32 accumulator, or all f32}}
+  tile.conv %x, %w, %acc : memref<1x3x3x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xf32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_window(%x: memref<1x4x6x4xi8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x4x4x2xi32, "sram">) {
+  // expected-error @+1 {{4 output rows need (out - 1) * stride + (kernel - 1) * dilation + 1 = 6 input rows, but the input box has 4}}
+  tile.conv %x, %w, %acc : memref<1x4x6x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x4x4x2xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_group(%x: memref<1x3x3x4xi8, "sram">, %w: memref<4x3x3x2xi8, "sram">, %acc: memref<1x1x1x4xi32, "sram">) {
+  // expected-error @+1 {{the weight has 2 channels per group, expected 4 / 4 = 1}}
+  tile.conv %x, %w, %acc {group = 4} : memref<1x3x3x4xi8, "sram">, memref<4x3x3x2xi8, "sram">, memref<1x1x1x4xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_accumulator(%x: memref<1x3x3x4xi8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x3xi32, "sram">) {
+  // expected-error @+1 {{must have batch 1 and 2 channels}}
+  tile.conv %x, %w, %acc : memref<1x3x3x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x3xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_zero_point(%x: memref<1x3x3x4xui8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x2xi32, "sram">) {
+  // expected-error @+1 {{'input_zero_point' -1 is outside the range [0, 255] of ui8}}
+  tile.conv %x, %w, %acc {input_zero_point = -1} : memref<1x3x3x4xui8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @matmul_depth(%a: memref<4x8xi8, "sram">, %b: memref<6x3xi8, "sram">, %acc: memref<4x3xi32, "sram">) {
+  // expected-error @+1 {{a has 8 columns but b has 6 rows (after trans_b)}}
+  tile.matmul %a, %b, %acc : memref<4x8xi8, "sram">, memref<6x3xi8, "sram">, memref<4x3xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @matmul_acc(%a: memref<4x8xi8, "sram">, %b: memref<3x8xi8, "sram">, %acc: memref<4x8xi32, "sram">) {
+  // expected-error @+1 {{the accumulator must be 4x3}}
+  tile.matmul %a, %b, %acc {trans_b = true} : memref<4x8xi8, "sram">, memref<3x8xi8, "sram">, memref<4x8xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @bias_shape(%acc: memref<2x8xi32, "sram">, %bias: memref<2xi32, "sram">) {
+  // expected-error @+1 {{the bias must be [8]}}
+  tile.bias_add %acc, %bias : memref<2x8xi32, "sram">, memref<2xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @bias_types(%acc: memref<2x8xi32, "sram">, %bias: memref<8xf32, "sram">) {
+  // expected-error @+1 {{the accumulator and the bias must both be i32 or both f32, got i32 and f32}}
+  tile.bias_add %acc, %bias : memref<2x8xi32, "sram">, memref<8xf32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_params(%acc: memref<2x8xi32, "sram">, %p: memref<4x2xi32, "sram">, %out: memref<2x8xi8, "sram">) {
+  // expected-error @+1 {{the parameters must be [8, 2] or [1, 2] (multiplier, shift)}}
+  tile.requantize %acc, %p, %out : memref<2x8xi32, "sram">, memref<4x2xi32, "sram">, memref<2x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_output(%acc: memref<2x8xi32, "sram">, %p: memref<1x2xi32, "sram">, %out: memref<2x8xi32, "sram">) {
+  // expected-error @+1 {{the output must be i8 or ui8, got i32}}
+  tile.requantize %acc, %p, %out : memref<2x8xi32, "sram">, memref<1x2xi32, "sram">, memref<2x8xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_clamp(%acc: memref<2x8xi32, "sram">, %p: memref<1x2xi32, "sram">, %out: memref<2x8xi8, "sram">) {
+  // expected-error @+1 {{clamp bounds [10, 5] are not an ordered part of the range [-128, 127] of i8}}
+  tile.requantize %acc, %p, %out {clamp_min = 10, clamp_max = 5} : memref<2x8xi32, "sram">, memref<1x2xi32, "sram">, memref<2x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_kind(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xi8, "sram">) {
+  // expected-error @+1 {{'kind' must be "max" or "average", got "min"}}
+  tile.pool %x, %y {kind = "min", kernel_shape = [3, 3]} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_origin(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xi8, "sram">) {
+  // expected-error @+1 {{average pooling needs the tile's output origin [%oy, %ox]}}
+  tile.pool %x, %y {kind = "average", kernel_shape = [3, 3], input_h = 3, input_w = 3} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_extent(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{average pooling needs a positive 'input_h' (the unpadded input)}}
+  tile.pool %x, %y[%c0, %c0] {kind = "average", kernel_shape = [3, 3]} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_window(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x2x1x4xi8, "sram">) {
+  // expected-error @+1 {{2 output rows need (out - 1) * stride + (kernel - 1) * dilation + 1 = 4 input rows, but the input box has 3}}
+  tile.pool %x, %y {kind = "max", kernel_shape = [3, 3]} : memref<1x3x3x4xi8, "sram">, memref<1x2x1x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_types(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xui8, "sram">) {
+  // expected-error @+1 {{input and output must both be i8, ui8 or f32, got i8 and ui8}}
+  tile.pool %x, %y {kind = "max", kernel_shape = [3, 3]} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xui8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_multiplier(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'multiplier':}}
+  tile.pool %x, %y[%c0, %c0] {kind = "average", kernel_shape = [3, 3], input_h = 3, input_w = 3, multiplier = 5} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @add_shapes(%a: memref<8xi8, "sram">, %b: memref<4xi8, "sram">) {
+  // expected-error @+1 {{operand #1 memref<4xi8, "sram"> differs in shape from memref<8xi8, "sram">}}
+  tile.add %a, %b, %a {lhs_multiplier = 1073741824, lhs_shift = -1, rhs_multiplier = 1073741824, rhs_shift = -1, multiplier = 1073741824, shift = -1} : memref<8xi8, "sram">, memref<4xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @add_multiplier(%a: memref<8xi8, "sram">) {
+  // expected-error @+1 {{'rhs_multiplier':}}
+  tile.add %a, %a, %a {lhs_multiplier = 1073741824, lhs_shift = -1, rhs_multiplier = 3, rhs_shift = -1, multiplier = 1073741824, shift = -1} : memref<8xi8, "sram">, memref<8xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @clamp_types(%a: memref<8xi8, "sram">, %b: memref<8xui8, "sram">) {
+  // expected-error @+1 {{input and output must have the same element type}}
+  tile.clamp %a, %b : memref<8xi8, "sram">, memref<8xui8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lut_table(%a: memref<8xi8, "sram">, %t: memref<128xi8, "sram">) {
+  // expected-error @+1 {{the table must have 256 entries, got memref<128xi8, "sram">}}
+  tile.lut %a, %t, %a : memref<8xi8, "sram">, memref<128xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lut_output(%a: memref<8xi8, "sram">, %t: memref<256xui8, "sram">) {
+  // expected-error @+1 {{the table and the output must hold the same 8-bit type, got ui8 and i8}}
+  tile.lut %a, %t, %a : memref<8xi8, "sram">, memref<256xui8, "sram">, memref<8xi8, "sram">
+  func.return
+}

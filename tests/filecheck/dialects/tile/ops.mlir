@@ -1,0 +1,77 @@
+// RUN: irc-opt %s | irc-opt | FileCheck %s
+// RUN: irc-opt %s --mlir-print-op-generic | irc-opt | FileCheck %s
+
+// Every tile op round-trips through its custom syntax and the generic form.
+
+// Buffers: the bufferization boundary, allocation with a planned offset, copies with
+// a padded source box, fills.
+// CHECK-LABEL: func.func @buffers
+func.func @buffers(%t: tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>> {
+  %c0 = arith.constant 0 : index
+  %cm1 = arith.constant -1 : index
+  // CHECK: %x = tile.to_buffer %t : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>> to memref<1x12x12x8xi8, "ddr">
+  %x = tile.to_buffer %t : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>> to memref<1x12x12x8xi8, "ddr">
+  // CHECK-NEXT: %box = tile.alloc {offset = 64} : memref<1x6x14x8xi8, "sram">
+  %box = tile.alloc {offset = 64} : memref<1x6x14x8xi8, "sram">
+  // CHECK-NEXT: %acc = tile.alloc : memref<4x4xf32, "sram">
+  %acc = tile.alloc : memref<4x4xf32, "sram">
+  // CHECK-NEXT: tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+  tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+  // CHECK-NEXT: tile.copy %box[%c0, %c0, %c0, %c0] to %x[%c0, %c0, %c0, %c0] sizes [1, 6, 12, 8] : memref<1x6x14x8xi8, "sram"> to memref<1x12x12x8xi8, "ddr">
+  tile.copy %box[%c0, %c0, %c0, %c0] to %x[%c0, %c0, %c0, %c0] sizes [1, 6, 12, 8] {pad = 0} : memref<1x6x14x8xi8, "sram"> to memref<1x12x12x8xi8, "ddr">
+  // CHECK-NEXT: tile.fill %box {value = -3} : memref<1x6x14x8xi8, "sram">
+  tile.fill %box {value = -3} : memref<1x6x14x8xi8, "sram">
+  // CHECK-NEXT: tile.fill %acc {value = 0.5} : memref<4x4xf32, "sram">
+  tile.fill %acc {value = 0.5} : memref<4x4xf32, "sram">
+  // CHECK-NEXT: %y = tile.to_tensor %x : memref<1x12x12x8xi8, "ddr"> to tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>
+  %y = tile.to_tensor %x : memref<1x12x12x8xi8, "ddr"> to tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %y : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>
+}
+
+// A K-split conv step, its bias and per-channel requantization.
+// CHECK-LABEL: func.func @conv
+func.func @conv(%box: memref<1x6x14x4xi8, "sram">, %w: memref<16x3x3x4xi8, "sram">, %acc: memref<1x4x12x16xi32, "sram">, %bias: memref<16xi32, "sram">, %params: memref<16x2xi32, "sram">, %out: memref<1x4x12x16xi8, "sram">, %dw: memref<4x3x3x1xi8, "sram">, %dacc: memref<1x2x2x4xi32, "sram">, %dbox: memref<1x5x5x4xui8, "sram">) {
+  // CHECK-NEXT: tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3} : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">, memref<1x4x12x16xi32, "sram">
+  tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3} : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">, memref<1x4x12x16xi32, "sram">
+  // CHECK-NEXT: tile.conv %dbox, %dw, %dacc {group = 4, input_zero_point = 128, strides = [2, 2]} : memref<1x5x5x4xui8, "sram">, memref<4x3x3x1xi8, "sram">, memref<1x2x2x4xi32, "sram">
+  tile.conv %dbox, %dw, %dacc {group = 4, input_zero_point = 128, strides = [2, 2]} : memref<1x5x5x4xui8, "sram">, memref<4x3x3x1xi8, "sram">, memref<1x2x2x4xi32, "sram">
+  // CHECK-NEXT: tile.bias_add %acc, %bias : memref<1x4x12x16xi32, "sram">, memref<16xi32, "sram">
+  tile.bias_add %acc, %bias : memref<1x4x12x16xi32, "sram">, memref<16xi32, "sram">
+  // CHECK-NEXT: tile.requantize %acc, %params, %out {clamp_min = 5, output_zero_point = 5} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
+  tile.requantize %acc, %params, %out {clamp_min = 5, output_zero_point = 5} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
+  func.return
+}
+
+// Matrix products, pooling and the vector ops.
+// CHECK-LABEL: func.func @vector
+func.func @vector(%a: memref<8x16xi8, "sram">, %b: memref<32x16xi8, "sram">, %acc: memref<8x32xi32, "sram">, %box: memref<1x6x14x8xi8, "sram">, %pooled: memref<1x4x12x8xi8, "sram">, %t: memref<64xi8, "sram">, %u: memref<64xi8, "sram">, %table: memref<256xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  // CHECK: tile.matmul %a, %b, %acc {a_zero_point = 4, accumulate = true, trans_b = true} : memref<8x16xi8, "sram">, memref<32x16xi8, "sram">, memref<8x32xi32, "sram">
+  tile.matmul %a, %b, %acc {a_zero_point = 4, accumulate = true, trans_b = true} : memref<8x16xi8, "sram">, memref<32x16xi8, "sram">, memref<8x32xi32, "sram">
+  // CHECK-NEXT: tile.pool %box, %pooled {kernel_shape = [3, 3], kind = "max"} : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+  tile.pool %box, %pooled {kind = "max", kernel_shape = [3, 3]} : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+  // CHECK-NEXT: tile.pool %box, %pooled[%c4, %c0] {input_h = 12, input_w = 12, input_zero_point = -3, kernel_shape = [3, 3], kind = "average", multiplier = 1288490189, pads = [1, 1, 1, 1], shift = 0} : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+  tile.pool %box, %pooled[%c4, %c0] {kind = "average", kernel_shape = [3, 3], pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3, multiplier = 1288490189, shift = 0} : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+  // CHECK-NEXT: tile.add %t, %u, %t {lhs_multiplier = 1073741824, lhs_shift = -1, lhs_zero_point = 3, multiplier = 1073741824, output_zero_point = -2, rhs_multiplier = 1073741824, rhs_shift = 0, shift = -1} : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
+  tile.add %t, %u, %t {lhs_zero_point = 3, output_zero_point = -2, lhs_multiplier = 1073741824, lhs_shift = -1, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = -1} : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
+  // CHECK-NEXT: tile.clamp %t, %u {clamp_max = 100, clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
+  tile.clamp %t, %u {clamp_min = -5, clamp_max = 100} : memref<64xi8, "sram">, memref<64xi8, "sram">
+  // CHECK-NEXT: tile.lut %t, %table, %u : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+  tile.lut %t, %table, %u : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+  func.return
+}
+
+// Loops over tiles are scf.for over index values.
+// CHECK-LABEL: func.func @loop
+func.func @loop(%acc: memref<4x4xi32, "sram">) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  // CHECK: scf.for %i = %c0 to %c3 step %c1 {
+  scf.for %i = %c0 to %c3 step %c1 {
+    // CHECK-NEXT: tile.fill %acc {value = 0} : memref<4x4xi32, "sram">
+    tile.fill %acc {value = 0} : memref<4x4xi32, "sram">
+  }
+  func.return
+}
