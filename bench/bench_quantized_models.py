@@ -11,8 +11,9 @@ Prints the two tables of docs/quantization.md ("Against onnxruntime"):
    equal; end to end, the share of output elements within one step, for irc and for
    onnxruntime's own float execution of the same model;
 2. int8 accuracy: the mean cosine similarity with the float model's outputs of irc's
-   own int8 model (`quantize_with_irc`) and of onnxruntime's, on `--samples` inputs,
-   with the mean paired difference and its standard error.
+   own int8 model (`quantize_with_irc`, percentile calibration) and of onnxruntime's
+   (min-max), on `--samples` inputs, with the mean paired difference and its
+   standard error.
 
 The quantized models are kept in build/quantized-models/ (as for the tests).
 """

@@ -42,13 +42,11 @@ uint8 activations. The QDQ models are kept in build/quantized-models/ between ru
       rounding rule or fused activation) would be far above it.
 
 (b) Accuracy (`test_int8_accuracy_is_at_least_onnxruntimes`): irc's own int8 model
-    (`quantize_with_irc`: graph-opt, calibration on the same samples, quantize with
-    bias correction, lower-to-qnn) must have an output cosine similarity with the
-    float model at least as high as onnxruntime's int8 model (int8 activations),
-    averaged over ACCURACY_SAMPLES inputs. The cosine of softmax outputs swings from
-    input to input, so "at least as high" is tested as a paired comparison: irc's
-    mean may be below onnxruntime's by at most NON_INFERIORITY standard errors of
-    the mean difference (docs/quantization.md lists the measured means).
+    (`quantize_with_irc`: graph-opt, percentile calibration on the same samples,
+    quantize with bias correction, lower-to-qnn) must have an output cosine
+    similarity with the float model at least as high as onnxruntime's int8 model
+    (int8 activations, its min-max calibration), averaged over ACCURACY_SAMPLES
+    inputs (docs/quantization.md lists the measured means and their noise).
 """
 
 from __future__ import annotations
@@ -99,9 +97,6 @@ own float execution, plus SPREAD_SLACK (4 of 4000 outputs)."""
 ACCURACY_SAMPLES = 16
 """Inputs the int8 accuracies are compared on (seeds ACCURACY_SEED + i)."""
 ACCURACY_SEED = 1000
-NON_INFERIORITY = 2.0
-"""irc's mean cosine may be below onnxruntime's by at most this many standard errors
-of the mean paired difference (none if irc's is higher)."""
 
 INTEGER_OPS = ("nn.conv", "nn.gemm", "nn.matmul")
 """Ops that must have become qnn ops for a comparison to be about integer arithmetic."""
@@ -213,10 +208,7 @@ def test_int8_accuracy_is_at_least_onnxruntimes(name: str) -> None:
         for output, expected in reference.items():
             irc_cosines.append(cosine_similarity(ours[output], expected))
             ort_cosines.append(cosine_similarity(their_outputs[output], expected))
-    differences = np.array(irc_cosines) - np.array(ort_cosines)
-    standard_error = float(differences.std(ddof=1) / np.sqrt(differences.size))
     irc_cosine, ort_cosine = float(np.mean(irc_cosines)), float(np.mean(ort_cosines))
-    assert irc_cosine >= ort_cosine - NON_INFERIORITY * standard_error, (
-        f"cosine with the float outputs: irc {irc_cosine:.5f} < onnxruntime {ort_cosine:.5f} "
-        f"by more than {NON_INFERIORITY} standard errors ({standard_error:.5f})"
+    assert irc_cosine >= ort_cosine, (
+        f"cosine with the float outputs: irc {irc_cosine:.5f} < onnxruntime {ort_cosine:.5f}"
     )
