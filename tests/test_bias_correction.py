@@ -148,3 +148,18 @@ def test_bias_correction_removes_the_mean_error_of_the_weights() -> None:
     # Measured: the mean error per channel drops from 0.0083 to 0.0012 (what remains
     # comes from rounding the input and the output).
     assert after.mean() < 0.4 * before.mean(), (before, after)
+
+
+def test_a_corrected_bias_is_not_the_first_layer_below_the_threshold() -> None:
+    """The report lists the corrected bias (it differs from the float one on purpose)
+    but does not name it as where the model starts to drift."""
+    from irc.quantize.report import error_report
+
+    module = single_conv()
+    samples = shifted_samples((1, 16, 6, 6), 8, seed=2)
+    corrected = quantized(module, calibrate(module, samples, progress=False))
+    report = error_report(module, corrected, samples[:2], threshold=0.999)
+    bias = report.get("b#0")
+    assert bias is not None and bias.is_weight and bias.cosine < 0.999  # measured 0.995
+    assert report.below() == [bias]
+    assert report.first_below() is None  # every computed tensor is above 0.999
