@@ -40,9 +40,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
-from irc.dialects.quant import quantized_element
-from irc.ir.weights import dtype_of
-from irc.tiling.planner import ELEMENTWISE_OPS
+from irc.tiling.planner import ELEMENTWISE_OPS, element_bytes
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -237,12 +235,7 @@ def check_plan(plan: MemoryPlan) -> list[str]:
 
 def _bytes(value_type: Attribute) -> int:
     assert isinstance(value_type, TensorType)
-    element = quantized_element(value_type)
-    if element is not None:
-        width = max(1, element.storage_type.width.data // 8)
-    else:
-        width = dtype_of(value_type.get_element_type()).itemsize
-    return math.prod(value_type.get_shape()) * width
+    return math.prod(value_type.get_shape()) * element_bytes(value_type)
 
 
 def _shape(value_type: Attribute) -> list[int] | None:

@@ -47,7 +47,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Literal
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
@@ -175,13 +175,18 @@ def _shape(value: object) -> list[int]:
     return list(value_type.get_shape())
 
 
-def _element_bytes(value: object) -> int:
-    value_type = getattr(value, "type", None)
+def element_bytes(value_type: Attribute) -> int:
+    """Bytes per element of a tensor type as stored: a quantized type's storage
+    integers, else the element type itself."""
     assert isinstance(value_type, TensorType)
     element = quantized_element(value_type)
     if element is not None:
         return max(1, element.storage_type.width.data // 8)
     return dtype_of(value_type.get_element_type()).itemsize
+
+
+def _element_bytes(value: SSAValue) -> int:
+    return element_bytes(value.type)
 
 
 class _Unmodeled(Exception):
@@ -844,13 +849,5 @@ def _describe(layer: Layer) -> str:
 def minimum_sram(layer: Layer, target: Target) -> int:
     """The SRAM the smallest tile needs, single buffered: the least any plan needs."""
     model = _Model(layer, target)
-    channels = 1
-    if layer.kind == "conv" and layer.groups > 1:
-        channels = 1  # one output channel reads its group's inputs
-    tile = Tile(1, 1, channels, 1)
+    tile = Tile(1, 1, 1, 1)  # a grouped conv's one output channel reads its group's inputs
     return sum(model.buffers(tile, False, model.full_depth > 1).values())
-
-
-def with_name(layer: Layer, name: str) -> Layer:
-    """`layer` under another name (for reports)."""
-    return replace(layer, name=name)

@@ -28,7 +28,7 @@ from xdsl.pattern_rewriter import (
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
-from irc.ir.weights import dtype_of
+from irc.ir.weights import dtype_of, is_float_type
 from irc.passes import option
 from irc.transforms.fold_constants import constant_array
 
@@ -310,7 +310,7 @@ def _foldable_producer(value: SSAValue) -> FoldableProducer | None:
 
 
 def _is_float(value: SSAValue) -> bool:
-    return np.issubdtype(dtype_of(nn.tensor_type(value).get_element_type()), np.floating)
+    return is_float_type(nn.tensor_type(value).get_element_type())
 
 
 @dataclass
