@@ -55,6 +55,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
     "lower-to-qnn": ("irc.transforms.lower_to_qnn", "LowerToQNNPass"),
+    "lower-to-tile": ("irc.transforms.lower_to_tile", "LowerToTilePass"),
     "partition": ("irc.transforms.partition", "PartitionPass"),
     "plan-ddr": ("irc.transforms.plan_ddr", "PlanDDRPass"),
     "plan-tiles": ("irc.transforms.plan_tiles", "PlanTilesPass"),

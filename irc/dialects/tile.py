@@ -34,6 +34,7 @@ The op reference is docs/tile-ops.md; docs/tiling.md explains how layers are til
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -379,18 +380,25 @@ class _BoundaryOp(TileOp):
 class ToBufferOp(_BoundaryOp):
     """A new DDR buffer holding a copy of a tensor (its storage integers if quantized).
 
-    The tensor's shape is the buffer's, and its elements are stored as the buffer's:
+    The tensor's shape is the buffer's, and its elements are stored as the buffer's.
+    `offset` is the buffer's byte offset once DDR is planned: in the activation arena
+    for a function argument or a host op's result, in the read-only weights region
+    for a constant.
 
         %x = tile.to_buffer %input : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>
                to memref<1x12x12x8xi8, "ddr">
     """
 
     name = "tile.to_buffer"
+    offset = int_prop()
 
     def check(self, props: Props) -> None:
         if not isinstance(self.result.type, MemRefType):
             raise fail(f"the result must be a memref, got {self.result.type}")
         _check_boundary(self.source.type, self.result.type)
+        offset = props.int("offset")
+        if offset is not None and offset < 0:
+            raise fail(f"'offset' must not be negative, got {offset}")
 
 
 @irdl_op_definition
@@ -409,6 +417,28 @@ class ToTensorOp(_BoundaryOp):
         if not isinstance(self.source.type, MemRefType):
             raise fail(f"the operand must be a memref, got {self.source.type}")
         _check_boundary(self.result.type, self.source.type)
+
+
+@irdl_op_definition
+class ViewOp(_BoundaryOp):
+    """The same buffer seen with another static shape (a zero-copy reshape).
+
+    The result aliases the whole source: same memory space, element type and number
+    of elements, row-major order kept. Writing through either writes both:
+
+        %rows = tile.view %x : memref<1x4x4x8xi8, "ddr"> to memref<16x8xi8, "ddr">
+    """
+
+    name = "tile.view"
+
+    def check(self, props: Props) -> None:
+        source, result = self.source.type, self.result.type
+        if not isinstance(source, MemRefType) or not isinstance(result, MemRefType):
+            raise fail(f"a view takes a memref to a memref, got {source} to {result}")
+        if space_of(source) != space_of(result) or source.element_type != result.element_type:
+            raise fail(f"{source} and {result} differ in memory space or element type")
+        if math.prod(source.get_shape()) != math.prod(result.get_shape()):
+            raise fail(f"{source} and {result} differ in their number of elements")
 
 
 @irdl_op_definition
@@ -668,16 +698,19 @@ class BiasAddOp(TileOp):
 
 @irdl_op_definition
 class RequantizeOp(TileOp):
-    """Requantize an i32 accumulator into an 8-bit tile, per channel of the last axis.
+    """Requantize an i32 accumulator (or an 8-bit tile) into an 8-bit tile, per channel
+    of the last axis.
 
     params is [C, 2] i32 holding (multiplier, shift) for each of the C channels of the
     last axis, or [1, 2] for the whole tile:
 
-        out = clamp(fixed_point_multiply(acc, M, s) + output_zero_point, clamp_min, clamp_max)
+        out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
+                    clamp_min, clamp_max)
 
-    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py). The clamp
-    defaults to the output's storage range. Invalid (M, s) pairs in params are an
-    error when the op runs.
+    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py); an 8-bit
+    input less its zero point is a standalone rescale (of a concat input, say). The
+    clamp defaults to the output's storage range. Invalid (M, s) pairs in params are
+    an error when the op runs.
 
         tile.requantize %acc, %params, %out {output_zero_point = 5}
             : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">,
@@ -688,16 +721,18 @@ class RequantizeOp(TileOp):
     acc = operand_def(MemRefType)
     params = operand_def(MemRefType)
     output = operand_def(MemRefType)
+    input_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
     clamp_min = int_prop()
     clamp_max = int_prop()
 
     def check(self, props: Props) -> None:
-        if element_of(self.acc) != i32 or element_of(self.params) != i32:
+        if element_of(self.acc) not in (i32, *EIGHT_BIT) or element_of(self.params) != i32:
             raise fail(
-                f"the accumulator and the parameters must be i32, got {element_of(self.acc)} "
-                f"and {element_of(self.params)}"
+                f"the input must be i32, i8 or ui8 and the parameters i32, got "
+                f"{element_of(self.acc)} and {element_of(self.params)}"
             )
+        check_in_range(props, "input_zero_point", element_of(self.acc))
         output_element = element_of(self.output)
         if output_element not in EIGHT_BIT:
             raise fail(f"the output must be i8 or ui8, got {output_element}")
@@ -908,6 +943,45 @@ class AddOp(_ElementwiseOp):
 
 
 @irdl_op_definition
+class MulOp(_ElementwiseOp):
+    """Multiply two quantized tiles of one shape into a third (TFLite's int8 MUL, as `qnn.mul`).
+
+        out = clamp(fixed_point_multiply((x - lhs_zero_point) * (y - rhs_zero_point),
+                                         multiplier, shift) + output_zero_point,
+                    clamp_min, clamp_max)
+
+    rounding half to even; the clamp defaults to the output's range.
+
+        tile.mul %a, %b, %out {multiplier = 1518500250, shift = 7}
+            : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.mul"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    lhs_zero_point = int_prop(0)
+    rhs_zero_point = int_prop(0)
+    output_zero_point = int_prop(0)
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    clamp_min = int_prop()
+    clamp_max = int_prop()
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.lhs, self.rhs, self.output])
+        check_in_range(props, "lhs_zero_point", element_of(self.lhs))
+        check_in_range(props, "rhs_zero_point", element_of(self.rhs))
+        check_in_range(props, "output_zero_point", element_of(self.output))
+        check_clamp(props, element_of(self.output))
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None  # required properties
+        problem = scheme.check_multiplier(multiplier, shift)
+        if problem is not None:
+            raise fail(f"'multiplier': {problem}")
+
+
+@irdl_op_definition
 class ClampOp(_ElementwiseOp):
     """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
 
@@ -970,6 +1044,7 @@ TILE = Dialect(
         AllocOp,
         ToBufferOp,
         ToTensorOp,
+        ViewOp,
         CopyOp,
         FillOp,
         ConvOp,
@@ -978,6 +1053,7 @@ TILE = Dialect(
         RequantizeOp,
         PoolOp,
         AddOp,
+        MulOp,
         ClampOp,
         LutOp,
     ],

@@ -109,13 +109,23 @@ class TileFunctions(InterpreterFunctions):
     def run_to_buffer(
         self, interpreter: Interpreter, op: tile.ToBufferOp, args: PythonValues
     ) -> PythonValues:
-        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True),)
+        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True, order="C"),)
 
     @impl(tile.ToTensorOp)
     def run_to_tensor(
         self, interpreter: Interpreter, op: tile.ToTensorOp, args: PythonValues
     ) -> PythonValues:
-        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True),)
+        return (np.array(args[0], dtype=_dtype(op.result.type), copy=True, order="C"),)
+
+    @impl(tile.ViewOp)
+    def run_view(
+        self, interpreter: Interpreter, op: tile.ViewOp, args: PythonValues
+    ) -> PythonValues:
+        buffer_type = op.result.type
+        assert isinstance(buffer_type, MemRefType)
+        view = args[0].reshape(tuple(buffer_type.get_shape()))
+        assert np.shares_memory(view, args[0]) or view.size == 0, "buffers are contiguous"
+        return (view,)
 
     @impl(tile.CopyOp)
     def run_copy(
@@ -238,7 +248,7 @@ class TileFunctions(InterpreterFunctions):
         low, high = tile.check_clamp(props, tile.element_of(op.output))
         axis = None if len(multipliers) == 1 else acc.ndim - 1
         result = scheme.requantize(
-            acc.astype(np.int64),
+            acc.astype(np.int64) - (props.int("input_zero_point") or 0),
             multipliers if axis is not None else int(multipliers[0]),
             shifts if axis is not None else int(shifts[0]),
             props.int("output_zero_point") or 0,
@@ -300,6 +310,25 @@ class TileFunctions(InterpreterFunctions):
         low, high = tile.check_clamp(props, tile.element_of(op.output))
         result = scheme.requantize(
             terms[0] + terms[1],
+            props.int("multiplier"),
+            props.int("shift"),
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+        )
+        _store(output, result)
+        return ()
+
+    @impl(tile.MulOp)
+    def run_mul(self, interpreter: Interpreter, op: tile.MulOp, args: PythonValues) -> PythonValues:
+        lhs, rhs, output = args
+        props = op.props()
+        product = (lhs.astype(np.int64) - (props.int("lhs_zero_point") or 0)) * (
+            rhs.astype(np.int64) - (props.int("rhs_zero_point") or 0)
+        )
+        low, high = tile.check_clamp(props, tile.element_of(op.output))
+        result = scheme.requantize(
+            product,
             props.int("multiplier"),
             props.int("shift"),
             props.int("output_zero_point") or 0,

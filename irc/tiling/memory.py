@@ -293,6 +293,13 @@ def function_values(
                 role = "fused"
             size = 0 if role == "fused" else _bytes(result.type)
             values.append(Value(name, size, op_index, last_use(result), role))
+    # A MAC layer and its requantize run as one, tile by tile: the requantized
+    # result is written while the layer's inputs are still read.
+    for op_index, op in enumerate(ops):
+        if _is_fused_accumulator(op):
+            requantize = op.results[0].get_user_of_unique_use()
+            assert requantize is not None
+            values[index_of[requantize.results[0]]].defined = op_index
     if zero_copy:
         _views_and_concats(ops, values, index_of)
     if in_place:

@@ -223,6 +223,7 @@ def _pads(values: Sequence[int] | None) -> tuple[int, int, int, int]:
 CONV_OPS = (nn.ConvOp, qnn.ConvOp)
 GEMM_OPS = (nn.GemmOp, nn.MatMulOp, qnn.GemmOp, qnn.MatMulOp)
 POOL_OPS = (nn.MaxPoolOp, nn.AveragePoolOp, qnn.MaxPoolOp, qnn.AveragePoolOp)
+GLOBAL_POOL_OPS = (nn.GlobalAveragePoolOp, qnn.GlobalAveragePoolOp)
 ELEMENTWISE_OPS = (
     nn.AddOp,
     nn.MulOp,
@@ -320,11 +321,12 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             has_weights=True,
             quantized=quantized,
         )
-    if isinstance(op, POOL_OPS):
+    if isinstance(op, POOL_OPS + GLOBAL_POOL_OPS):
         assert props is not None
         channels_last = props.str("layout") == "nhwc"
         n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
         _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
+        whole = isinstance(op, GLOBAL_POOL_OPS)  # one window over the whole image
         return Layer(
             label,
             op.name,
@@ -337,7 +339,7 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             oh,
             ow,
             oc,
-            kernel=_pair(props.ints("kernel_shape"), 1),
+            kernel=(h, w) if whole else _pair(props.ints("kernel_shape"), 1),
             strides=_pair(props.ints("strides"), 1),
             dilations=_pair(props.ints("dilations"), 1),
             pads=_pads(props.ints("pads")),
@@ -712,7 +714,15 @@ class _Model:
             ] or [layer.out_c]
         depths = [1] if self.full_depth == 1 else _channel_sizes(self.full_depth, array.rows)
         for h, w, c, k in product(rows, columns, channels, depths):
+            if k < self.full_depth and c > self.out_per_group:
+                continue  # the groups' input channels would not be one box
             yield Tile(h, w, c, k)
+
+    @property
+    def out_per_group(self) -> int:
+        """Output channels per group (all of them for an ungrouped layer)."""
+        layer = self.layer
+        return layer.out_c // layer.groups if layer.kind == "conv" else layer.out_c
 
 
 CYCLE_TOLERANCE = 0.01
@@ -798,11 +808,24 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
 
 
 def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
+    """A forced tile made valid for the layer: each size at most the dimension's; for a
+    grouped conv, channels that cover whole groups or divide one group (rounded down),
+    and the whole depth when a tile spans several groups."""
+    channels = max(1, min(tile.channels, layer.out_c))
+    depth = max(1, min(tile.depth, full_depth))
+    if layer.kind == "conv" and layer.groups > 1:
+        per_group = layer.out_c // layer.groups
+        if channels >= per_group:
+            channels -= channels % per_group
+            if channels > per_group:
+                depth = full_depth
+        else:
+            channels = max(d for d in range(1, channels + 1) if per_group % d == 0)
     return Tile(
         max(1, min(tile.rows, layer.out_h)),
         max(1, min(tile.columns, layer.out_w)),
-        max(1, min(tile.channels, layer.out_c)),
-        max(1, min(tile.depth, full_depth)),
+        channels,
+        depth,
     )
 
 

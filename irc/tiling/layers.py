@@ -1,0 +1,953 @@
+"""How each kind of layer becomes a loop nest of `tile` ops (see irc/tiling/lowering.py).
+
+`lowerer_for(op, lowering)` gives a function that emits the tiled code of `op` into
+the lowering's emitter, or None for an op that stays on tensors. A lowerer raises
+`UnsupportedLayer` for a case the tile level does not run (a weight with a zero
+point, a transposed gemm input, a broadcasting add, 16-bit values, ...); the op then
+stays on tensors too.
+
+Every lowerer follows one scheme: it lists the loop dimensions in the plan's order,
+registers each load, compute and store as an action with the dimensions it depends
+on, and lets `LayerBuilder.emit` place every action in the innermost loop that binds
+all of them (`enter`), or after the loops inside it (`leave`, for the stores after
+a split K).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from irc.dialects import qnn, tile
+from irc.dialects.quant import quantized_element
+from irc.quantize import scheme
+from irc.tiling.lowering import (
+    DDR,
+    SRAM,
+    Bound,
+    Dim,
+    FunctionLowering,
+    Storage,
+    UnsupportedLayer,
+    _fused_requantize,
+    _shape,
+    _symmetric,
+    _zero_point,
+    memref,
+    row_boxes,
+    storage_element,
+)
+from irc.tiling.planner import Layer, Plan
+
+Bounds = dict[str, Bound]
+Action = Callable[[Bounds], None]
+
+
+# --------------------------------------------------------------------------------------
+# Building one layer
+
+
+@dataclass
+class _Action:
+    depends: frozenset[str]
+    run: Action
+    after: bool
+    """Run after the loops inside its level (a store after the K steps)."""
+
+
+class LayerBuilder:
+    """The SRAM buffers and the actions of one layer's loop nest."""
+
+    def __init__(self, lowering: FunctionLowering, plan: Plan) -> None:
+        self.lowering = lowering
+        self.em = lowering.emitter
+        self.plan = plan
+        self.offsets = plan.sram_offsets
+        self.actions: list[_Action] = []
+        self.buffers: dict[tuple[str, tuple[int, ...], Attribute], SSAValue] = {}
+        self.views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.prologue: list[Operation] = []
+
+    def sram(self, role: str, shape: Sequence[int], element: Attribute, slot: int = 0) -> SSAValue:
+        """The SRAM buffer of `role` (a buffer kind of the plan) with this shape: one per
+        shape, allocated before the loops at the plan's offset for that kind."""
+        key = (f"{role}#{slot}", tuple(shape), element)
+        if key not in self.buffers:
+            properties: dict[str, Attribute] = {}
+            if role in self.offsets:
+                offset = self.offsets[role][0] + slot * self._slot_bytes(role)
+                properties["offset"] = IntegerAttr(offset, i64)
+            op = tile.AllocOp.create(
+                properties=properties, result_types=[memref(shape, element, SRAM)]
+            )
+            self.prologue.append(op)
+            self.buffers[key] = op.results[0]
+        return self.buffers[key]
+
+    def _slot_bytes(self, role: str) -> int:
+        """The bytes of one of several same-kind buffers (an add's second input)."""
+        copies = 2 if self.plan.double_buffered else 1
+        return self.plan.buffers.get(role, 0) // copies // max(1, self.plan.layer.inputs)
+
+    def view(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A view of a whole SRAM buffer with another shape (made before the loops)."""
+        buffer_type = buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        if tuple(buffer_type.get_shape()) == tuple(shape):
+            return buffer
+        key = (buffer, tuple(shape))
+        if key not in self.views:
+            op = tile.ViewOp.create(
+                operands=[buffer],
+                result_types=[memref(shape, buffer_type.element_type, SRAM)],
+            )
+            self.prologue.append(op)
+            self.views[key] = op.results[0]
+        return self.views[key]
+
+    def at(self, depends: Sequence[str], run: Action, after: bool = False) -> None:
+        """Run `run` in the innermost loop binding `depends` (after its inner loops)."""
+        self.actions.append(_Action(frozenset(depends), run, after))
+
+    def emit(self, dims: Sequence[Dim]) -> None:
+        """The loop nest over `dims` with every action in place; SRAM allocations go
+        before it."""
+        names = [dim.name for dim in dims]
+        # A dimension an action does not depend on is one whole tile.
+        whole = {dim.name: Bound(None, 0, dim.extent, dim.extent) for dim in dims}
+
+        def level_of(action: _Action) -> int:
+            return max((names.index(name) for name in action.depends), default=-1)
+
+        def run(action: _Action, bounds: Bounds) -> None:
+            action.run({**whole, **bounds})
+
+        outer = [a for a in self.actions if level_of(a) == -1]
+        mark = len(self.em.stack[0])
+        for action in outer:
+            if not action.after:
+                run(action, {})
+
+        def enter(level: int, bounds: Bounds) -> None:
+            for action in self.actions:
+                if level_of(action) == level and not action.after:
+                    run(action, bounds)
+
+        def leave(level: int, bounds: Bounds) -> None:
+            for action in self.actions:
+                if level_of(action) == level and action.after:
+                    run(action, bounds)
+
+        bodies = self.em.nest(dims, enter, leave)
+        self.lowering.stats.loops += bodies
+        for action in outer:
+            if action.after:
+                run(action, {})
+        # The allocations go before everything of this layer.
+        self.em.stack[0][mark:mark] = self.prologue
+
+    # ---- DDR boxes ----------------------------------------------------------------------
+
+    def offsets_of(
+        self, storage: Storage, origins: Sequence[SSAValue | int]
+    ) -> list[SSAValue | int]:
+        """Box offsets in the storage's buffer: its base plus the origins."""
+        result: list[SSAValue | int] = []
+        for base, origin in zip(storage.base, origins):
+            if isinstance(origin, int):
+                result.append(base + origin)
+            elif base:
+                result.append(self._add(origin, base))
+            else:
+                result.append(origin)
+        return result
+
+    def _add(self, value: SSAValue, constant: int) -> SSAValue:
+        return self.em.add(arith.AddiOp(value, self.em.const(constant))).results[0]
+
+    def load(
+        self,
+        storage: Storage,
+        origins: Sequence[SSAValue | int],
+        buffer: SSAValue,
+        pad: int | None = None,
+    ) -> None:
+        """Copy the box of the buffer's shape at `origins` of a DDR value into `buffer`."""
+        sizes = _buffer_shape(buffer)
+        self.lowering._copy(
+            storage.buffer, self.offsets_of(storage, origins), buffer, [0] * len(sizes), sizes, pad
+        )
+
+    def store(self, buffer: SSAValue, storage: Storage, origins: Sequence[SSAValue | int]) -> None:
+        """Copy an SRAM tile into its box of a DDR value."""
+        sizes = _buffer_shape(buffer)
+        self.lowering._copy(
+            buffer, [0] * len(sizes), storage.buffer, self.offsets_of(storage, origins), sizes
+        )
+
+
+def _buffer_shape(buffer: SSAValue) -> list[int]:
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    return list(buffer_type.get_shape())
+
+
+def _props(**values: object) -> dict[str, Attribute]:
+    """Tile op properties from Python values (None: left out)."""
+    properties: dict[str, Attribute] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            properties[name] = BoolAttr.from_bool(value)
+        elif isinstance(value, int):
+            properties[name] = IntegerAttr(value, i64)
+        elif isinstance(value, str):
+            properties[name] = StringAttr(value)
+        else:
+            assert isinstance(value, list | tuple)
+            properties[name] = DenseArrayBase.from_list(i64, [int(v) for v in value])
+    return properties
+
+
+def _create(cls: type[Operation], operands: Sequence[SSAValue], **values: object) -> Operation:
+    return cls.create(operands=list(operands), properties=_props(**values))
+
+
+def _element(value: SSAValue) -> Attribute:
+    element = storage_element(value.type)
+    if element is None:
+        raise UnsupportedLayer(f"no tile buffer holds {value.type}")
+    return element
+
+
+def _requant_params(multipliers: Sequence[int], shifts: Sequence[int]) -> np.ndarray:
+    return np.stack([np.asarray(multipliers), np.asarray(shifts)], axis=1).astype(np.int32)
+
+
+def _clamp(op: Operation) -> tuple[int | None, int | None]:
+    props = op.props()  # type: ignore[attr-defined]
+    return props.int("clamp_min"), props.int("clamp_max")
+
+
+# --------------------------------------------------------------------------------------
+# Convolutions
+
+
+def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
+    """A `qnn.conv` (with the requantize of its accumulator, when it has one)."""
+    props = op.props()
+    if props.str("layout") != "nhwc" or len(_shape(op.input)) != 4:
+        raise UnsupportedLayer("only NHWC 2-D convolutions are tiled")
+    if not _symmetric(op.weight):
+        raise UnsupportedLayer("a weight with a zero point")
+    requantize = _fused_requantize(op)
+    result = requantize.result if requantize is not None else op.result
+    batch, _, _, _ = _shape(op.input)
+    _, out_h, out_w, out_c = _shape(op.result)
+    _, kernel_h, kernel_w, in_per_group = _shape(op.weight)
+    groups = props.int("group") or 1
+    out_per_group = out_c // groups
+    strides = props.ints("strides") or [1, 1]
+    dilations = props.ints("dilations") or [1, 1]
+    pads = props.ints("pads") or [0, 0, 0, 0]
+    zero_point = _zero_point(op.input)
+    input_element, weight_element = _element(op.input), _element(op.weight)
+    output_element = _element(result)
+
+    plan = lowering.plan(op)
+    b = LayerBuilder(lowering, plan)
+    em = b.em
+    if requantize is not None:
+        lowering.lowered.add(requantize)
+    x, w, y = lowering.storage(op.input), lowering.storage(op.weight), lowering.storage(result)
+    if not x.whole:
+        raise UnsupportedLayer("a conv input inside another buffer")
+    bias = lowering.storage(op.bias) if op.bias is not None else None
+    params = _output_params(lowering, requantize, out_c)
+
+    tile_sizes = plan.tile
+    split = tile_sizes.depth < in_per_group
+    grouped = groups > 1
+    dims = {
+        "n": Dim("n", batch, 1),
+        "h": Dim("h", out_h, tile_sizes.rows),
+        "w": Dim("w", out_w, tile_sizes.columns),
+        "c": Dim("c", out_c, tile_sizes.channels),
+        "k": Dim("k", in_per_group, tile_sizes.depth),
+    }
+    order = ["c", "n", "h", "w", "k"] if plan.order == "weights" else ["n", "h", "w", "c", "k"]
+
+    def groups_in(size_c: int) -> int:
+        return size_c // out_per_group if grouped and size_c % out_per_group == 0 else 1
+
+    state: dict[str, SSAValue] = {}
+
+    def load_input(bounds: Bounds) -> None:
+        h, wb, c, k = bounds["h"], bounds["w"], bounds["c"], bounds["k"]
+        rows = (h.size - 1) * strides[0] + (kernel_h - 1) * dilations[0] + 1
+        columns = (wb.size - 1) * strides[1] + (kernel_w - 1) * dilations[1] + 1
+        channels = groups_in(c.size) * k.size if grouped else k.size
+        box = b.sram("input", [1, rows, columns, channels], input_element)
+        if grouped:
+            group = em.floor_div(c, out_per_group)
+            scaled = em.add(arith.MuliOp(group, em.const(in_per_group))).results[0]
+            first = em.affine([(k, 1)])
+            channel: SSAValue | int = em.add(arith.AddiOp(scaled, first)).results[0]
+        else:
+            channel = em.affine([(k, 1)])
+        origins = [
+            em.affine([(bounds["n"], 1)]),
+            em.affine([(h, strides[0])], -pads[0]),
+            em.affine([(wb, strides[1])], -pads[1]),
+            channel,
+        ]
+        b.load(x, origins, box, pad=zero_point)
+        state["input"] = box
+
+    def load_weights(bounds: Bounds) -> None:
+        c, k = bounds["c"], bounds["k"]
+        buffer = b.sram("weights", [c.size, kernel_h, kernel_w, k.size], weight_element)
+        b.load(w, [em.affine([(c, 1)]), 0, 0, em.affine([(k, 1)])], buffer)
+        state["weights"] = buffer
+
+    def load_parameters(bounds: Bounds) -> None:
+        c = bounds["c"]
+        if bias is not None:
+            buffer = b.sram("parameters", [c.size], i32)
+            b.load(bias, [em.affine([(c, 1)])], buffer)
+            state["bias"] = buffer
+        if params is not None:
+            buffer = b.sram("parameters", [c.size, 2], i32, slot=1)
+            b.load(params, [em.affine([(c, 1)]), 0], buffer)
+            state["params"] = buffer
+
+    def accumulator(bounds: Bounds) -> SSAValue:
+        shape = [1, bounds["h"].size, bounds["w"].size, bounds["c"].size]
+        return b.sram("accumulator", shape, i32)
+
+    def clear(bounds: Bounds) -> None:
+        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0))
+
+    def compute(bounds: Bounds) -> None:
+        em.add(
+            _create(
+                tile.ConvOp,
+                [state["input"], state["weights"], accumulator(bounds)],
+                strides=list(strides),
+                dilations=list(dilations),
+                group=groups_in(bounds["c"].size) if grouped else None,
+                input_zero_point=zero_point or None,
+                accumulate=True if split else None,
+            )
+        )
+
+    def finish(bounds: Bounds) -> None:
+        acc = accumulator(bounds)
+        if "bias" in state:
+            em.add(_create(tile.BiasAddOp, [acc, state["bias"]]))
+        origins = [
+            em.affine([(bounds["n"], 1)]),
+            em.affine([(bounds["h"], 1)]),
+            em.affine([(bounds["w"], 1)]),
+            em.affine([(bounds["c"], 1)]),
+        ]
+        if requantize is None:
+            b.store(acc, y, origins)
+            return
+        out = b.sram("output", _buffer_shape(acc), output_element)
+        low, high = _clamp(requantize)
+        em.add(
+            _create(
+                tile.RequantizeOp,
+                [acc, state["params"], out],
+                output_zero_point=_zero_point(result) or None,
+                clamp_min=low,
+                clamp_max=high,
+            )
+        )
+        b.store(out, y, origins)
+
+    input_depends = ["n", "h", "w"] + (["c"] if grouped else []) + (["k"] if split else [])
+    b.at(input_depends, load_input)
+    b.at(["c"] + (["k"] if split else []), load_weights)
+    b.at(["c"], load_parameters)
+    if split:
+        b.at(order[:-1], clear)
+    b.at(order, compute)
+    b.at(order[:-1], finish, after=True)
+    b.emit([dims[name] for name in order])
+
+
+def _output_params(
+    lowering: FunctionLowering, requantize: qnn.RequantizeOp | None, channels: int
+) -> Storage | None:
+    """A DDR buffer of [C, 2] (multiplier, shift) pairs of a MAC layer's requantize."""
+    if requantize is None:
+        return None
+    props = requantize.props()
+    multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
+    rank = len(_shape(requantize.input))
+    axis = props.int("axis")
+    if axis is not None and axis % rank != rank - 1:
+        raise UnsupportedLayer("per-channel requantization along another axis than the last")
+    if len(multipliers) == 1:
+        multipliers, shifts = multipliers * channels, shifts * channels
+    array = _requant_params(multipliers, shifts)
+    buffer = lowering.constant_buffer(array, i32)
+    return Storage(buffer, (0, 0), tuple(array.shape))
+
+
+# --------------------------------------------------------------------------------------
+# Matrix products
+
+
+def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> None:
+    """A `qnn.gemm` or a `qnn.matmul` with a 2-D right side (and its requantize)."""
+    props = op.props()
+    if isinstance(op, qnn.GemmOp) and props.bool("trans_a"):
+        raise UnsupportedLayer("a gemm with a transposed left side")
+    trans_b = isinstance(op, qnn.GemmOp) and props.bool("trans_b")
+    lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
+    if len(rhs_shape) != 2 or len(lhs_shape) < 2:
+        raise UnsupportedLayer("a batched matrix product")
+    if not _symmetric(op.rhs):
+        raise UnsupportedLayer("a right side with a zero point")
+    bias_value = op.bias if isinstance(op, qnn.GemmOp) else None
+    out_shape = _shape(op.result)
+    features = out_shape[-1]
+    if bias_value is not None and math.prod(_shape(bias_value)) != features:
+        raise UnsupportedLayer("a bias that is not one value per output feature")
+    requantize = _fused_requantize(op)
+    result = requantize.result if requantize is not None else op.result
+    depth = lhs_shape[-1]
+    lead = list(out_shape[:-1])
+    zero_point = _zero_point(op.lhs)
+    lhs_element, rhs_element, output_element = _element(op.lhs), _element(op.rhs), _element(result)
+
+    plan = lowering.plan(op)
+    b = LayerBuilder(lowering, plan)
+    em = b.em
+    if requantize is not None:
+        lowering.lowered.add(requantize)
+    a, w, y = lowering.storage(op.lhs), lowering.storage(op.rhs), lowering.storage(result)
+    bias = None
+    if bias_value is not None:
+        bias = lowering.storage(bias_value)
+        if len(bias.shape) != 1:
+            bias = _flat_view(lowering, bias, features)
+    params = _output_params(lowering, requantize, features)
+
+    tile_sizes = plan.tile
+    split = tile_sizes.depth < depth
+    boxes = row_boxes(lead, tile_sizes.rows)
+    lead_names = [f"m{axis}" for axis in range(len(lead))]
+    dims = {name: Dim(name, extent, box) for name, extent, box in zip(lead_names, lead, boxes)}
+    dims["c"] = Dim("c", features, tile_sizes.channels)
+    dims["k"] = Dim("k", depth, tile_sizes.depth)
+    order = ["c", *lead_names, "k"] if plan.order == "weights" else [*lead_names, "c", "k"]
+    state: dict[str, SSAValue] = {}
+
+    def rows(bounds: Bounds) -> int:
+        return math.prod(bounds[name].size for name in lead_names)
+
+    def load_lhs(bounds: Bounds) -> None:
+        box_shape = [bounds[name].size for name in lead_names] + [bounds["k"].size]
+        box = b.sram("input", box_shape, lhs_element)
+        origins = [em.affine([(bounds[name], 1)]) for name in lead_names]
+        b.load(a, [*origins, em.affine([(bounds["k"], 1)])], box)
+        state["lhs"] = b.view(box, [rows(bounds), bounds["k"].size])
+
+    def load_rhs(bounds: Bounds) -> None:
+        c, k = bounds["c"], bounds["k"]
+        shape = [c.size, k.size] if trans_b else [k.size, c.size]
+        buffer = b.sram("weights", shape, rhs_element)
+        channel, row = em.affine([(c, 1)]), em.affine([(k, 1)])
+        b.load(w, [channel, row] if trans_b else [row, channel], buffer)
+        state["rhs"] = buffer
+
+    def load_parameters(bounds: Bounds) -> None:
+        c = bounds["c"]
+        if bias is not None:
+            buffer = b.sram("parameters", [c.size], i32)
+            b.load(bias, [em.affine([(c, 1)])], buffer)
+            state["bias"] = buffer
+        if params is not None:
+            buffer = b.sram("parameters", [c.size, 2], i32, slot=1)
+            b.load(params, [em.affine([(c, 1)]), 0], buffer)
+            state["params"] = buffer
+
+    def accumulator(bounds: Bounds) -> SSAValue:
+        return b.sram("accumulator", [rows(bounds), bounds["c"].size], i32)
+
+    def clear(bounds: Bounds) -> None:
+        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0))
+
+    def compute(bounds: Bounds) -> None:
+        em.add(
+            _create(
+                tile.MatmulOp,
+                [state["lhs"], state["rhs"], accumulator(bounds)],
+                a_zero_point=zero_point or None,
+                trans_b=True if trans_b else None,
+                accumulate=True if split else None,
+            )
+        )
+
+    def finish(bounds: Bounds) -> None:
+        acc = accumulator(bounds)
+        if "bias" in state:
+            em.add(_create(tile.BiasAddOp, [acc, state["bias"]]))
+        box_shape = [bounds[name].size for name in lead_names] + [bounds["c"].size]
+        origins = [em.affine([(bounds[name], 1)]) for name in lead_names]
+        origins.append(em.affine([(bounds["c"], 1)]))
+        if requantize is None:
+            b.store(b.view(acc, box_shape), y, origins)
+            return
+        out = b.sram("output", _buffer_shape(acc), output_element)
+        low, high = _clamp(requantize)
+        em.add(
+            _create(
+                tile.RequantizeOp,
+                [acc, state["params"], out],
+                output_zero_point=_zero_point(result) or None,
+                clamp_min=low,
+                clamp_max=high,
+            )
+        )
+        b.store(b.view(out, box_shape), y, origins)
+
+    b.at([*lead_names] + (["k"] if split else []), load_lhs)
+    b.at(["c"] + (["k"] if split else []), load_rhs)
+    b.at(["c"], load_parameters)
+    if split:
+        b.at(order[:-1], clear)
+    b.at(order, compute)
+    b.at(order[:-1], finish, after=True)
+    b.emit([dims[name] for name in order])
+
+
+def _flat_view(lowering: FunctionLowering, storage: Storage, size: int) -> Storage:
+    if not storage.whole:
+        raise UnsupportedLayer("a bias inside another buffer")
+    buffer_type = storage.buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    view = lowering.emitter.add(
+        tile.ViewOp.create(
+            operands=[storage.buffer],
+            result_types=[memref([size], buffer_type.element_type, DDR)],
+        )
+    )
+    return Storage(view.results[0], (0,), (size,))
+
+
+# --------------------------------------------------------------------------------------
+# Pooling
+
+
+def lower_pool(
+    lowering: FunctionLowering,
+    op: qnn.MaxPoolOp | qnn.AveragePoolOp | qnn.GlobalAveragePoolOp,
+) -> None:
+    """Max, average and global average pooling, NHWC."""
+    props = op.props()
+    if props.str("layout") != "nhwc" or len(_shape(op.input)) != 4:
+        raise UnsupportedLayer("only NHWC 2-D pooling is tiled")
+    batch, in_h, in_w, _ = _shape(op.input)
+    _, out_h, out_w, channels = _shape(op.result)
+    element = _element(op.input)
+    if _element(op.result) != element:
+        raise UnsupportedLayer("a pool that changes the storage type")
+    whole = isinstance(op, qnn.GlobalAveragePoolOp)
+    kernel = [in_h, in_w] if whole else list(props.ints("kernel_shape") or [])
+    strides = [1, 1] if whole else list(props.ints("strides") or [1, 1])
+    dilations = [1, 1] if whole else list(props.ints("dilations") or [1, 1])
+    pads = [0, 0, 0, 0] if whole else list(props.ints("pads") or [0, 0, 0, 0])
+    average = not isinstance(op, qnn.MaxPoolOp)
+    zero_point = _zero_point(op.input)
+    pad = zero_point if average else tile.storage_range(element)[0]
+
+    plan = lowering.plan(op)
+    b = LayerBuilder(lowering, plan)
+    em = b.em
+    x, y = lowering.storage(op.input), lowering.storage(op.result)
+    if not x.whole:
+        raise UnsupportedLayer("a pool input inside another buffer")
+    tile_sizes = plan.tile
+    dims = [
+        Dim("n", batch, 1),
+        Dim("h", out_h, tile_sizes.rows),
+        Dim("w", out_w, tile_sizes.columns),
+        Dim("c", channels, tile_sizes.channels),
+    ]
+
+    def body(bounds: Bounds) -> None:
+        h, w, c = bounds["h"], bounds["w"], bounds["c"]
+        rows = (h.size - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1
+        columns = (w.size - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1
+        box = b.sram("input", [1, rows, columns, c.size], element)
+        n = em.affine([(bounds["n"], 1)])
+        channel = em.affine([(c, 1)])
+        b.load(
+            x,
+            [n, em.affine([(h, strides[0])], -pads[0]), em.affine([(w, strides[1])], -pads[1]),
+             channel],
+            box,
+            pad=pad,
+        )  # fmt: skip
+        out = b.sram("output", [1, h.size, w.size, c.size], element)
+        row, column = em.affine([(h, 1)]), em.affine([(w, 1)])
+        values: dict[str, object] = {
+            "kind": "average" if average else "max",
+            "kernel_shape": kernel,
+            "strides": strides if strides != [1, 1] else None,
+            "dilations": dilations if dilations != [1, 1] else None,
+        }
+        origin: list[SSAValue] = []
+        if average:
+            origin = [row, column]
+            values.update(
+                pads=pads,
+                input_h=in_h,
+                input_w=in_w,
+                count_include_pad=True if props.bool("count_include_pad") else None,
+                input_zero_point=zero_point or None,
+                output_zero_point=_zero_point(op.result) or None,
+                multiplier=props.int("multiplier"),
+                shift=props.int("shift"),
+            )
+        pool = tile.PoolOp.create(operands=[box, out, *origin], properties=_props(**values))
+        em.add(pool)
+        b.store(out, y, [n, row, column, channel])
+
+    b.at(["n", "h", "w", "c"], body)
+    b.emit(dims)
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise ops, pads and concats: tiles of the output's leading axes x its last axis
+
+
+def _elementwise_layer(name: str, op_name: str, shape: Sequence[int], inputs: int) -> Layer:
+    """The planner's view of an elementwise pass over a tensor of `shape`."""
+    channels = shape[-1] if shape else 1
+    rows = math.prod(shape[:-1]) if shape else 1
+    return Layer(
+        name, op_name, "elementwise", "vector", 1, rows, 1, channels, rows, 1, channels,
+        groups=channels, inputs=inputs,
+    )  # fmt: skip
+
+
+class Elementwise:
+    """The loop nest of an elementwise pass: boxes over the output's axes."""
+
+    def __init__(self, lowering: FunctionLowering, plan: Plan, shape: Sequence[int]) -> None:
+        self.builder = LayerBuilder(lowering, plan)
+        self.shape = list(shape) if shape else [1]
+        lead = self.shape[:-1]
+        boxes = row_boxes(lead, plan.tile.rows)
+        self.names = [f"d{axis}" for axis in range(len(self.shape))]
+        self.dims = [Dim(n, extent, box) for n, extent, box in zip(self.names, lead, boxes)]
+        self.dims.append(Dim(self.names[-1], self.shape[-1], plan.tile.channels))
+
+    def box(self, bounds: Bounds) -> list[int]:
+        return [bounds[name].size for name in self.names]
+
+    def origins(self, bounds: Bounds, shift: Sequence[int] = ()) -> list[SSAValue | int]:
+        em = self.builder.em
+        shift = list(shift) or [0] * len(self.names)
+        return [em.affine([(bounds[name], 1)], s) for name, s in zip(self.names, shift)]
+
+    def run(self, body: Action) -> None:
+        self.builder.at(self.names, body)
+        self.builder.emit(self.dims)
+
+
+def _storage_as(lowering: FunctionLowering, value: SSAValue, shape: Sequence[int]) -> Storage:
+    """A value's storage, seen with `shape` (the same elements; [1] for a scalar)."""
+    storage = lowering.storage(value)
+    if list(storage.shape) == list(shape):
+        return storage
+    if not storage.whole:
+        raise UnsupportedLayer("a reshaped value inside another buffer")
+    buffer_type = storage.buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    view = lowering.emitter.add(
+        tile.ViewOp.create(
+            operands=[storage.buffer],
+            result_types=[memref(shape, buffer_type.element_type, DDR)],
+        )
+    )
+    return Storage(view.results[0], (0,) * len(shape), tuple(shape))
+
+
+def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
+    """add, mul, clamp, lut and a standalone requantize, on same-shape operands."""
+    result = op.results[0]
+    shape = list(_shape(result)) or [1]
+    inputs = list(op.operands)
+    if any(list(_shape(value)) != list(_shape(result)) for value in inputs):
+        raise UnsupportedLayer("operands that broadcast")
+    elements = [_element(value) for value in inputs]
+    output_element = _element(result)
+    props = op.props()  # type: ignore[attr-defined]
+    layer = _elementwise_layer(op.name, op.name, shape, len(inputs))
+    plan = lowering.plan(op, layer)
+    sources = [_storage_as(lowering, value, shape) for value in inputs]
+    target = _storage_as(lowering, result, shape)
+    table: Storage | None = None
+    params: Storage | None = None
+    if isinstance(op, qnn.LutOp):
+        entries = np.asarray(props.ints("table") or [], dtype=np.int64)
+        dtype = np.uint8 if tile.storage_range(output_element)[0] == 0 else np.int8
+        array = entries.astype(dtype)
+        table = Storage(lowering.constant_buffer(array, output_element), (0,), (256,))
+    if isinstance(op, qnn.RequantizeOp):
+        multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
+        axis = props.int("axis")
+        if axis is not None and axis % len(shape) != len(shape) - 1:
+            raise UnsupportedLayer("per-channel requantization along another axis than the last")
+        array = _requant_params(multipliers, shifts)
+        params = Storage(lowering.constant_buffer(array, i32), (0, 0), tuple(array.shape))
+    tiled = Elementwise(lowering, plan, shape)
+    b, em = tiled.builder, tiled.builder.em
+    state: dict[str, SSAValue] = {}
+
+    def load_table(bounds: Bounds) -> None:
+        assert table is not None
+        buffer = b.sram("parameters", [256], output_element)
+        b.load(table, [0], buffer)
+        state["table"] = buffer
+
+    def load_params(bounds: Bounds) -> None:
+        assert params is not None
+        if params.shape[0] == 1:
+            buffer = b.sram("parameters", [1, 2], i32)
+            b.load(params, [0, 0], buffer)
+        else:
+            channel = bounds[tiled.names[-1]]
+            buffer = b.sram("parameters", [channel.size, 2], i32)
+            b.load(params, [em.affine([(channel, 1)]), 0], buffer)
+        state["params"] = buffer
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        tiles = []
+        for slot, (source, element) in enumerate(zip(sources, elements)):
+            buffer = b.sram("input", box, element, slot=slot)
+            b.load(source, origins, buffer)
+            tiles.append(buffer)
+        out = b.sram("output", box, output_element)
+        low, high = _clamp(op) if not isinstance(op, qnn.LutOp) else (None, None)
+        output_zero_point = _zero_point(result) or None
+        if isinstance(op, qnn.AddOp | qnn.MulOp):
+            common = dict(
+                lhs_zero_point=_zero_point(inputs[0]) or None,
+                rhs_zero_point=_zero_point(inputs[1]) or None,
+                output_zero_point=output_zero_point,
+                multiplier=props.int("multiplier"),
+                shift=props.int("shift"),
+                clamp_min=low,
+                clamp_max=high,
+            )
+            if isinstance(op, qnn.AddOp):
+                common.update(
+                    lhs_multiplier=props.int("lhs_multiplier"),
+                    lhs_shift=props.int("lhs_shift"),
+                    rhs_multiplier=props.int("rhs_multiplier"),
+                    rhs_shift=props.int("rhs_shift"),
+                    left_shift=props.int("left_shift"),
+                )
+                em.add(_create(tile.AddOp, [*tiles, out], **common))
+            else:
+                em.add(_create(tile.MulOp, [*tiles, out], **common))
+        elif isinstance(op, qnn.ClampOp):
+            em.add(_create(tile.ClampOp, [tiles[0], out], clamp_min=low, clamp_max=high))
+        elif isinstance(op, qnn.LutOp):
+            em.add(_create(tile.LutOp, [tiles[0], state["table"], out]))
+        else:
+            assert isinstance(op, qnn.RequantizeOp)
+            em.add(
+                _create(
+                    tile.RequantizeOp,
+                    [tiles[0], state["params"], out],
+                    input_zero_point=_zero_point(inputs[0]) or None,
+                    output_zero_point=output_zero_point,
+                    clamp_min=low,
+                    clamp_max=high,
+                )
+            )
+        b.store(out, target, origins)
+
+    if table is not None:
+        b.at([], load_table)
+    if params is not None:
+        b.at([] if params.shape[0] == 1 else [tiled.names[-1]], load_params)
+    tiled.run(body)
+
+
+def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
+    """A constant pad: each output box is a copy of the input box it comes from, the
+    part outside the input written with the zero point."""
+    props = op.props()
+    if props.str("mode") not in (None, "constant") or len(op.operands) != 1:
+        raise UnsupportedLayer("a reflect or edge pad")
+    shape = list(_shape(op.result))
+    rank = len(shape)
+    pads = list(props.ints("pads") or [0] * 2 * rank)
+    element = _element(op.input)
+    layer = _elementwise_layer(op.name, op.name, shape, 1)
+    plan = lowering.plan(op, layer)
+    source, target = lowering.storage(op.input), lowering.storage(op.result)
+    if not source.whole:
+        raise UnsupportedLayer("a pad input inside another buffer")
+    tiled = Elementwise(lowering, plan, shape)
+    b = tiled.builder
+
+    def body(bounds: Bounds) -> None:
+        buffer = b.sram("input", tiled.box(bounds), element)
+        b.load(source, tiled.origins(bounds, [-p for p in pads[:rank]]), buffer,
+               pad=_zero_point(op.input))  # fmt: skip
+        b.store(buffer, target, tiled.origins(bounds))
+
+    tiled.run(body)
+
+
+def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp) -> None:
+    """Each input not already written into its slice (zero-copy) is copied there,
+    rescaled to the result's type when it has another."""
+    props = op.props()
+    result = op.result
+    shape = list(_shape(result))
+    axis = (props.int("axis") or 0) % len(shape)
+    output_element = _element(result)
+    multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
+    target = lowering.storage(result)
+    start = 0
+    for index, value in enumerate(op.inputs):
+        value_shape = list(_shape(value))
+        element = _element(value)
+        rescale = multipliers is not None and shifts is not None
+        identity = (multipliers[index], shifts[index]) == scheme.IDENTITY_MULTIPLIER if (
+            rescale and multipliers and shifts
+        ) else True  # fmt: skip
+        same = value.type == result.type or (
+            quantized_element(value.type) == quantized_element(result.type)
+        )
+        needs_rescale = rescale and not (identity and same)
+        if element != output_element and not needs_rescale:
+            raise UnsupportedLayer("a concat of different storage types")
+        source = lowering.storage(value)
+        base = list(target.base)
+        base[axis] += start
+        slot = Storage(target.buffer, tuple(base), tuple(value_shape))
+        start += value_shape[axis]
+        in_place = source.buffer == slot.buffer and source.base == slot.base
+        if in_place and not needs_rescale:
+            continue  # written by its producer into the slice
+        pair = (multipliers[index], shifts[index]) if multipliers and shifts else None
+        _copy_into(lowering, op, source, slot, value, element, output_element,
+                   pair if needs_rescale else None, _zero_point(result))  # fmt: skip
+
+
+def _copy_into(
+    lowering: FunctionLowering,
+    op: Operation,
+    source: Storage,
+    target: Storage,
+    value: SSAValue,
+    element: Attribute,
+    output_element: Attribute,
+    rescale: tuple[int, int] | None,
+    output_zero_point: int,
+) -> None:
+    """Copy (and rescale) a value into a box of another buffer, tile by tile via SRAM."""
+    shape = list(target.shape)
+    layer = _elementwise_layer(op.name, op.name, shape, 1)
+    plan = lowering.plan(op, layer)
+    tiled = Elementwise(lowering, plan, shape)
+    b, em = tiled.builder, tiled.builder.em
+    params: Storage | None = None
+    if rescale is not None:
+        array = _requant_params([rescale[0]], [rescale[1]])
+        params = Storage(lowering.constant_buffer(array, i32), (0, 0), (1, 2))
+    state: dict[str, SSAValue] = {}
+
+    def load_params(bounds: Bounds) -> None:
+        assert params is not None
+        buffer = b.sram("parameters", [1, 2], i32)
+        b.load(params, [0, 0], buffer)
+        state["params"] = buffer
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        buffer = b.sram("input", box, element)
+        b.load(source, origins, buffer)
+        if params is None:
+            b.store(buffer, target, origins)
+            return
+        out = b.sram("output", box, output_element)
+        em.add(
+            _create(
+                tile.RequantizeOp,
+                [buffer, state["params"], out],
+                input_zero_point=_zero_point(value) or None,
+                output_zero_point=output_zero_point or None,
+            )
+        )
+        b.store(out, target, origins)
+
+    if params is not None:
+        b.at([], load_params)
+    tiled.run(body)
+
+
+# --------------------------------------------------------------------------------------
+# Dispatch
+
+
+ELEMENTWISE = (qnn.AddOp, qnn.MulOp, qnn.ClampOp, qnn.LutOp, qnn.RequantizeOp)
+
+
+def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None] | None:
+    """The function that tiles `op`, or None for an op that stays on tensors."""
+    if (
+        any(isinstance(value.type, MemRefType) for value in (*op.operands, *op.results))
+        or op.regions
+    ):
+        return None
+    if not _runs_on_npu(op):
+        return None
+    if isinstance(op, qnn.ConvOp):
+        return lambda: lower_conv(lowering, op)
+    if isinstance(op, qnn.GemmOp | qnn.MatMulOp):
+        return lambda: lower_gemm(lowering, op)
+    if isinstance(op, qnn.MaxPoolOp | qnn.AveragePoolOp | qnn.GlobalAveragePoolOp):
+        return lambda: lower_pool(lowering, op)
+    if isinstance(op, ELEMENTWISE):
+        return lambda: lower_elementwise(lowering, op)
+    if isinstance(op, qnn.PadOp):
+        return lambda: lower_pad(lowering, op)
+    if isinstance(op, qnn.ConcatOp):
+        return lambda: lower_concat(lowering, op)
+    return None
+
+
+def _runs_on_npu(op: Operation) -> bool:
+    from irc.transforms.plan_tiles import _runs_on_npu as runs
+
+    return runs(op)

@@ -1,0 +1,588 @@
+"""Lowering `qnn` layers to the `tile` level: DDR buffers, loops over tiles, SRAM tiles.
+
+`lower_function` rewrites one function. Every tensor that an NPU layer reads or
+writes becomes a DDR buffer placed as `irc.tiling.memory` plans it (the same
+bufferization as `plan-ddr`: weights in a read-only region, zero-copy views and
+concats, in-place elementwise ops, fused accumulators in SRAM), and every NPU layer
+becomes a loop nest over its tiles as `plan-tiles` chose them (the op's `irc.tiling`,
+or a plan made here when the op has none):
+
+- the dimensions are the output's rows, columns and channels (a conv or pool), or
+  the output's leading axes and its last axis (a gemm, an elementwise op), and the
+  K steps of a split reduction, innermost; their order is the plan's (weights
+  stationary: channels outermost; input stationary: channels inside the spatial
+  loops);
+- a dimension of `n` tiles of `t` is an `scf.for` over the `n // t` whole tiles and,
+  when `t` does not divide `n`, the remainder tile after it, peeled, so that every
+  copy and compute op has static sizes;
+- each load (`tile.copy` DDR -> SRAM) is placed in the innermost loop whose index it
+  depends on, so a stationary operand is loaded once per tile of the loops outside
+  it; a conv's input box carries its halo, and its padding is written by the copy
+  with the input's zero point (the storage minimum for a max pool);
+- a split K accumulates into an int32 tile; after the last K step the bias is added,
+  the tile is requantized with its channels' (multiplier, shift) pairs and stored
+  into the output's buffer, or into its slice of a concat's buffer.
+
+Ops the tile level does not run (float islands such as softmax, LRN, transposes,
+casts, and any op the lowering cannot tile) stay tensor ops: their operands are read
+back with `tile.to_tensor`, and their results become buffers with `tile.to_buffer`
+where an NPU layer reads them. Such an op is what the command stream will run as a
+host call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from irc.diagnostics import error
+from irc.dialects import nn, qnn, tile
+from irc.dialects.quant import quantized_element
+from irc.tiling import memory
+from irc.tiling.planner import Layer, Plan, Tile, TilingError, layer_of, plan_layer
+
+if TYPE_CHECKING:
+    from irc.targets import Target
+
+PLAN_ATTR = "irc.tiling"
+"""The attribute `plan-tiles` records a plan in."""
+
+VIEW_OPS = memory.VIEW_OPS
+
+DDR = StringAttr("ddr")
+SRAM = StringAttr("sram")
+
+
+# --------------------------------------------------------------------------------------
+# Types
+
+
+def storage_element(value_type: Attribute) -> Attribute | None:
+    """The element type of the buffer holding a tensor of `value_type` (its storage
+    integers if quantized), or None if no tile buffer can hold it."""
+    if not isinstance(value_type, TensorType):
+        return None
+    quantized = quantized_element(value_type)
+    element = quantized.storage_type if quantized is not None else value_type.element_type
+    return element if element in tile.ELEMENT_TYPES else None
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return tuple(value_type.get_shape())
+
+
+def _zero_point(value: SSAValue) -> int:
+    """The zero point of a per-tensor quantized value (0 for a plain integer)."""
+    element = quantized_element(value.type)
+    return int(element.zero_point_values[0]) if element is not None else 0
+
+
+def _symmetric(value: SSAValue) -> bool:
+    element = quantized_element(value.type)
+    return element is not None and not any(element.zero_point_values)
+
+
+def memref(shape: Sequence[int], element: Attribute, space: StringAttr) -> MemRefType:
+    """A static buffer type of `shape` in `space`."""
+    return MemRefType(element, list(shape), memory_space=space)
+
+
+# --------------------------------------------------------------------------------------
+# Emitting loop nests
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One dimension of the current tile: origin = index * step + start, `size` wide."""
+
+    index: SSAValue | None
+    """The loop's induction variable (tile number), or None outside a loop."""
+    start: int
+    step: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A dimension to tile: `extent` elements in tiles of `tile`."""
+
+    name: str
+    extent: int
+    tile: int
+
+
+class Emitter:
+    """Builds ops into nested blocks: a stack of op lists, index arithmetic, loops."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[Operation]] = [[]]
+        self.constants: list[dict[int, SSAValue]] = [{}]
+
+    def add(self, op: Operation) -> Operation:
+        self.stack[-1].append(op)
+        return op
+
+    def const(self, value: int) -> SSAValue:
+        """An `index` constant (one per value per block, shared by inner blocks)."""
+        for scope in reversed(self.constants):
+            if value in scope:
+                return scope[value]
+        result = self.add(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
+        self.constants[-1][value] = result
+        return result
+
+    def affine(self, terms: Sequence[tuple[Bound, int]], constant: int = 0) -> SSAValue:
+        """sum(coefficient * origin(bound)) + constant, as an index value."""
+        total = constant + sum(coefficient * bound.start for bound, coefficient in terms)
+        value: SSAValue | None = None
+        for bound, coefficient in terms:
+            if bound.index is None or coefficient == 0:
+                continue
+            scale = coefficient * bound.step
+            term = bound.index
+            if scale != 1:
+                term = self.add(arith.MuliOp(term, self.const(scale))).results[0]
+            value = term if value is None else self.add(arith.AddiOp(value, term)).results[0]
+        if value is None:
+            return self.const(total)
+        if total:
+            value = self.add(arith.AddiOp(value, self.const(total))).results[0]
+        return value
+
+    def floor_div(self, bound: Bound, divisor: int) -> SSAValue:
+        """origin(bound) // divisor."""
+        if bound.index is None:
+            return self.const(bound.start // divisor)
+        if bound.step % divisor == 0 and bound.start % divisor == 0:
+            scaled = Bound(bound.index, bound.start // divisor, bound.step // divisor, bound.size)
+            return self.affine([(scaled, 1)])
+        origin = self.affine([(bound, 1)])
+        return self.add(arith.FloorDivSIOp(origin, self.const(divisor))).results[0]
+
+    def loop(self, count: int, body: Callable[[SSAValue], None]) -> None:
+        """`scf.for %i = 0 to count step 1 { body(%i) }`."""
+        lower, upper, step = self.const(0), self.const(count), self.const(1)
+        block = Block(arg_types=[IndexType()])
+        self.stack.append([])
+        self.constants.append({})
+        body(block.args[0])
+        ops = self.stack.pop()
+        self.constants.pop()
+        block.add_ops([*ops, scf.YieldOp()])
+        self.add(scf.ForOp(lower, upper, step, [], block))
+
+    def nest(
+        self,
+        dims: Sequence[Dim],
+        enter: Callable[[int, dict[str, Bound]], None],
+        leave: Callable[[int, dict[str, Bound]], None],
+    ) -> int:
+        """Loops over `dims` (outermost first), remainders peeled; `enter(level, bounds)`
+        runs when dims[:level + 1] are bound, before the inner loops, `leave` after
+        them. Returns the number of loop bodies emitted (peeled copies included)."""
+        bodies = 0
+
+        def visit(level: int, bounds: dict[str, Bound]) -> None:
+            nonlocal bodies
+            if level == len(dims):
+                bodies += 1
+                return
+            dim = dims[level]
+            full, rest = divmod(dim.extent, dim.tile)
+
+            def body(bound: Bound) -> None:
+                inner = {**bounds, dim.name: bound}
+                enter(level, inner)
+                visit(level + 1, inner)
+                leave(level, inner)
+
+            if full == 1:
+                body(Bound(None, 0, dim.tile, dim.tile))
+            elif full > 1:
+                self.loop(full, lambda index: body(Bound(index, 0, dim.tile, dim.tile)))
+            if rest:
+                body(Bound(None, full * dim.tile, dim.tile, rest))
+
+        visit(0, {})
+        return bodies
+
+
+def row_boxes(lead: Sequence[int], rows: int) -> list[int]:
+    """Box sizes over leading axes that hold at most `rows` of their rows: whole inner
+    axes while they fit, then part of one axis, then 1 (a plan's `rows` of an
+    elementwise op or a gemm, mapped onto the tensor's own axes)."""
+    boxes = [1] * len(lead)
+    remaining = max(1, rows)
+    for axis in reversed(range(len(lead))):
+        boxes[axis] = min(lead[axis], remaining)
+        if boxes[axis] < lead[axis]:
+            break
+        remaining //= lead[axis]
+        if remaining < 1:
+            break
+    return boxes
+
+
+# --------------------------------------------------------------------------------------
+# Where values live
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A value's elements in DDR: `buffer` from `base` on, the value's shape."""
+
+    buffer: SSAValue
+    base: tuple[int, ...]
+    shape: tuple[int, ...]
+
+    @property
+    def whole(self) -> bool:
+        """The value fills its buffer."""
+        buffer_type = self.buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        return not any(self.base) and tuple(buffer_type.get_shape()) == self.shape
+
+
+@dataclass
+class Statistics:
+    """What the lowering did to one function."""
+
+    layers: Counter[str] = field(default_factory=Counter)
+    """Tiled layers by op name."""
+    kept: Counter[str] = field(default_factory=Counter)
+    """Ops left on tensors (for the host) by op name."""
+    loops: int = 0
+    """Loop bodies emitted (peeled remainders included)."""
+
+
+class UnsupportedLayer(Exception):
+    """An op the lowering leaves on tensors (the reason is the message)."""
+
+
+# --------------------------------------------------------------------------------------
+# The function lowering
+
+
+class FunctionLowering:
+    """Rewrites one function: see the module docstring."""
+
+    def __init__(self, function: FuncOp, target: Target) -> None:
+        self.function = function
+        self.target = target
+        block = function.body.blocks.first
+        assert block is not None
+        self.block = block
+        plan, self.index_of = memory.plan_function(function, target.dma.burst_bytes)
+        self.values = plan.values
+        self.weights_end = plan.weights_bytes
+        self.slice_base = self._slice_bases()
+        self.value_at = {index: value for value, index in self.index_of.items()}
+        self.concat_roots = {record.parent for record in self.values if record.role == "slice"}
+        self.storages: dict[SSAValue, Storage] = {}
+        self.roots: dict[int, SSAValue] = {}
+        self.tensors: dict[SSAValue, SSAValue] = {}
+        self.lowered: set[Operation] = set()
+        self.pending: set[SSAValue] = set()
+        self.position: dict[Operation, int] = {}
+        self.current = 0
+        self.stats = Statistics()
+        self.emitter = Emitter()
+
+    # ---- decisions ----------------------------------------------------------------------
+
+    def _slice_bases(self) -> dict[int, tuple[int, int]]:
+        """For each concat slice: (axis, first index along it) in its concat."""
+        bases: dict[int, tuple[int, int]] = {}
+        for op in self.block.ops:
+            if not isinstance(op, memory.CONCAT_OPS):
+                continue
+            rank = len(_shape(op.results[0]))
+            axis = (op.props().int("axis") or 0) % rank
+            start = 0
+            for operand in op.operands:
+                index = self.index_of.get(operand)
+                if index is not None and self.values[index].role == "slice":
+                    bases[index] = (axis, start)
+                start += _shape(operand)[axis]
+        return bases
+
+    # ---- storage ------------------------------------------------------------------------
+
+    def _insert(self, op: Operation) -> Operation:
+        """Add `op` at the current point (the emitter's outermost list)."""
+        return self.emitter.add(op)
+
+    def storage(self, value: SSAValue) -> Storage:
+        """Where `value` lives in DDR, its buffer created (and, for a value an op on
+        tensors computed, its data written) on first use."""
+        if value in self.storages:
+            return self.storages[value]
+        index = self.index_of.get(value)
+        if index is None:
+            raise UnsupportedLayer(f"{value.type} has no buffer")
+        element = storage_element(value.type)
+        if element is None:
+            raise UnsupportedLayer(f"no tile buffer holds {value.type}")
+        record = self.values[index]
+        shape = _shape(value)
+        if record.role == "fused":
+            raise UnsupportedLayer("an accumulator held in SRAM has no DDR buffer")
+        if record.role == "view":
+            assert record.parent is not None
+            parent = self.storage(self._value(record.parent))
+            if not parent.whole:
+                raise UnsupportedLayer("a view of part of a buffer")
+            view = self._insert(
+                tile.ViewOp.create(
+                    operands=[parent.buffer], result_types=[memref(shape, element, DDR)]
+                )
+            )
+            storage = Storage(view.results[0], (0,) * len(shape), shape)
+        elif record.role in ("slice", "in-place"):
+            assert record.parent is not None
+            parent = self.storage(self._value(record.parent))
+            base = list(parent.base)
+            if record.role == "slice":
+                axis, start = self.slice_base[index]
+                base[axis] += start
+            storage = Storage(parent.buffer, tuple(base), shape)
+        else:
+            storage = Storage(self._root(index, value, element), (0,) * len(shape), shape)
+        self.storages[value] = storage
+        if record.role in ("slice", "in-place") and not self._computed_here(value):
+            # A host op's result placed in another value's buffer: copy it there once
+            # it exists (now, or right after its op).
+            owner = value.owner
+            if isinstance(owner, Operation) and self.position.get(owner, -1) >= self.current:
+                self.pending.add(value)
+            else:
+                self._write_tensor(value, storage)
+        return storage
+
+    def _value(self, index: int) -> SSAValue:
+        return self.value_at[index]
+
+    def _computed_here(self, value: SSAValue) -> bool:
+        """The value is written by a layer this lowering tiles."""
+        owner = value.owner
+        return isinstance(owner, Operation) and owner in self.lowered
+
+    def _root(self, index: int, value: SSAValue, element: Attribute) -> SSAValue:
+        """The buffer of a value that owns one: allocated for a tiled layer's result,
+        else a copy of the tensor (an argument, a constant, a host op's result)."""
+        if index in self.roots:
+            return self.roots[index]
+        record = self.values[index]
+        shape = _shape(value)
+        offset = IntegerAttr(max(record.offset, 0), i64)
+        buffer_type = memref(shape, element, DDR)
+        op: Operation
+        if self._computed_here(value) or index in self.concat_roots:
+            op = tile.AllocOp.create(properties={"offset": offset}, result_types=[buffer_type])
+        else:
+            op = tile.ToBufferOp.create(
+                operands=[value], properties={"offset": offset}, result_types=[buffer_type]
+            )
+        self.roots[index] = self._insert(op).results[0]
+        return self.roots[index]
+
+    def _write_tensor(self, value: SSAValue, storage: Storage) -> None:
+        """Copy a host-computed tensor into its place in another value's buffer."""
+        element = storage_element(value.type)
+        assert element is not None
+        staged = self._insert(
+            tile.ToBufferOp.create(
+                operands=[value], result_types=[memref(storage.shape, element, DDR)]
+            )
+        ).results[0]
+        self._copy(staged, (0,) * len(storage.shape), storage.buffer, storage.base, storage.shape)
+
+    def _copy(
+        self,
+        source: SSAValue,
+        source_offsets: Sequence[int | SSAValue],
+        dest: SSAValue,
+        dest_offsets: Sequence[int | SSAValue],
+        sizes: Sequence[int],
+        pad: int | None = None,
+    ) -> None:
+        em = self.emitter
+        properties: dict[str, Attribute] = {
+            "sizes": DenseArrayBase.from_list(i64, list(sizes)),
+            "operandSegmentSizes": DenseArrayBase.from_list(
+                i32, [1, 1, len(source_offsets), len(dest_offsets)]
+            ),
+        }
+        if pad:
+            properties["pad"] = IntegerAttr(pad, i64)
+        offsets = [em.const(o) if isinstance(o, int) else o for o in source_offsets]
+        offsets += [em.const(o) if isinstance(o, int) else o for o in dest_offsets]
+        em.add(tile.CopyOp.create(operands=[source, dest, *offsets], properties=properties))
+
+    def tensor(self, value: SSAValue) -> SSAValue:
+        """A tensor of a value a tiled layer wrote (for an op on tensors)."""
+        if value in self.tensors:
+            return self.tensors[value]
+        storage = self.storage(value)
+        buffer = storage.buffer
+        if not storage.whole:
+            element = storage_element(value.type)
+            assert element is not None
+            buffer = self._insert(
+                tile.AllocOp.create(result_types=[memref(storage.shape, element, DDR)])
+            ).results[0]
+            self._copy(
+                storage.buffer, storage.base, buffer, (0,) * len(storage.shape), storage.shape
+            )
+        result = self._insert(
+            tile.ToTensorOp.create(operands=[buffer], result_types=[value.type])
+        ).results[0]
+        self.tensors[value] = result
+        return result
+
+    def constant_buffer(self, array: np.ndarray, element: Attribute) -> SSAValue:
+        """A DDR buffer of constant data the lowering makes (requantization parameters,
+        tables), placed after the function's weights."""
+        constant = self._insert(nn.ConstantOp.from_array(array))
+        size = array.size * array.dtype.itemsize
+        alignment = self.target.dma.burst_bytes
+        offset = self.weights_end
+        self.weights_end += -(-size // alignment) * alignment
+        return self._insert(
+            tile.ToBufferOp.create(
+                operands=[constant.results[0]],
+                properties={"offset": IntegerAttr(offset, i64)},
+                result_types=[memref(array.shape, element, DDR)],
+            )
+        ).results[0]
+
+    # ---- the walk -----------------------------------------------------------------------
+
+    def run(self) -> Statistics:
+        """Lower the function's layers in program order; see the module docstring."""
+        from irc.tiling import layers
+
+        ops = list(self.block.ops)
+        self.position = {op: index for index, op in enumerate(ops)}
+        for op in ops:
+            self.current = self.position[op]
+            if op in self.lowered:
+                continue  # a fused requantize, tiled with its layer
+            lowerer = None if isinstance(op, ReturnOp) else layers.lowerer_for(op, self)
+            if lowerer is None:
+                self._keep(op)
+                continue
+            saved = (
+                dict(self.storages),
+                dict(self.roots),
+                self.weights_end,
+                set(self.lowered),
+                set(self.pending),
+            )
+            self.emitter = Emitter()
+            self.lowered.add(op)
+            try:
+                lowerer()
+            except UnsupportedLayer:
+                self.storages, self.roots, self.weights_end, self.lowered, self.pending = saved
+                self._keep(op)
+                continue
+            self.block.insert_ops_before(self.emitter.stack[0], op)
+            self.stats.layers[op.name] += 1
+        self._erase_dead()
+        return self.stats
+
+    def _keep(self, op: Operation) -> None:
+        """An op that stays on tensors: its operands that tiled layers wrote are read
+        back as tensors, and its results that the memory plan put in another value's
+        buffer are written there once computed."""
+        self.emitter = Emitter()
+        for index, operand in enumerate(op.operands):
+            if self._computed_here(operand):
+                op.operands[index] = self.tensor(operand)
+        self.block.insert_ops_before(self.emitter.stack[0], op)
+        self.emitter = Emitter()
+        for result in op.results:
+            if result in self.pending:
+                self._write_tensor(result, self.storages[result])
+        if self.emitter.stack[0]:
+            self.block.insert_ops_after(self.emitter.stack[0], op)
+        if not isinstance(op, (nn.ConstantOp, qnn.ConstantOp, ReturnOp, *VIEW_OPS)):
+            self.stats.kept[op.name] += 1
+
+    def _erase_dead(self) -> None:
+        """Remove the tiled ops (their results now live in buffers), and the views,
+        constants and read-backs that no op on tensors reads any more."""
+        for op in reversed(list(self.block.ops)):
+            removable = op in self.lowered or isinstance(
+                op, (*VIEW_OPS, nn.ConstantOp, qnn.ConstantOp, tile.ToTensorOp)
+            )
+            if not removable:
+                continue
+            if op in self.lowered:
+                for result in op.results:
+                    assert not result.uses, f"a tiled result of {op.name} is still read"
+            elif any(result.uses for result in op.results):
+                continue
+            op.detach()
+            op.erase()
+
+    # ---- plans --------------------------------------------------------------------------
+
+    def plan(self, op: Operation, layer: Layer | None = None) -> Plan:
+        """The op's plan: `irc.tiling` when plan-tiles recorded one, else planned here."""
+        if layer is None:
+            layer = layer_of(op)
+        if layer is None:
+            raise UnsupportedLayer(f"{op.name} is not a layer the planner models")
+        recorded = op.attributes.get(PLAN_ATTR)
+        forced = None
+        if isinstance(recorded, DictionaryAttr) and "tile" in recorded.data:
+            sizes = recorded.data["tile"]
+            assert isinstance(sizes, DenseArrayBase)
+            forced = Tile(*(int(v) for v in sizes.get_values()))
+        try:
+            return plan_layer(layer, self.target, forced)
+        except TilingError as failure:
+            raise error(
+                str(failure),
+                op,
+                hint="choose a target with more SRAM, or keep this layer on the CPU",
+            ) from None
+
+
+def _fused_requantize(op: Operation) -> qnn.RequantizeOp | None:
+    """The requantize that alone reads a MAC layer's accumulator."""
+    if not isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp):
+        return None
+    result = op.results[0]
+    if result.has_one_use():
+        user = result.get_user_of_unique_use()
+        if isinstance(user, qnn.RequantizeOp):
+            return user
+    return None
+
+
+def lower_function(function: FuncOp, target: Target) -> Statistics:
+    """Lower every NPU layer of `function` to the tile level (see the module docstring)."""
+    return FunctionLowering(function, target).run()
