@@ -114,7 +114,7 @@ def test_plans_never_overflow_sram(layer: Layer, sram: int) -> None:
     assert rows * plan.tile.rows >= layer.out_h > (rows - 1) * plan.tile.rows
     assert columns * plan.tile.columns >= layer.out_w > (columns - 1) * plan.tile.columns
     assert channels * plan.tile.channels >= layer.out_c > (channels - 1) * plan.tile.channels
-    assert steps >= 1 and ("accumulator" in plan.buffers) == (steps > 1)
+    assert steps >= 1 and ("accumulator" in plan.buffers) == layer.has_weights
     assert plan.cycles >= plan.lower_bound > 0
     assert plan.cycles >= plan.compute_cycles
     assert plan.ddr_written >= layer.out_h * layer.out_w * layer.out_c * layer.out_bytes
@@ -139,7 +139,7 @@ def test_the_worked_example() -> None:
     # array's fill per tile.
     assert plan.compute_cycles == (11 * 5 + 1) * 56 * 4 * 2 * 9 + 12 * (16 + 16) == 226_176
     assert plan.load_cycles + plan.store_cycles < plan.compute_cycles
-    assert plan.cycles == 244_044 and plan.efficiency > 0.92
+    assert plan.cycles == 244_140 and plan.efficiency > 0.92
     # At 500 MHz: 0.49 ms, against 0.45 ms for the array alone.
     assert math.isclose(plan.cycles / NPU_DEMO.mac_array.clock_hz, 0.000488, rel_tol=1e-2)
 

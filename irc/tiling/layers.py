@@ -51,7 +51,7 @@ from irc.tiling.lowering import (
     row_boxes,
     storage_element,
 )
-from irc.tiling.planner import Layer, Plan
+from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer, Plan, layer_of
 
 Bounds = dict[str, Bound]
 Action = Callable[[Bounds], None]
@@ -82,15 +82,17 @@ class LayerBuilder:
         self.views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.prologue: list[Operation] = []
 
-    def sram(self, role: str, shape: Sequence[int], element: Attribute, slot: int = 0) -> SSAValue:
-        """The SRAM buffer of `role` (a buffer kind of the plan) with this shape: one per
-        shape, allocated before the loops at the plan's offset for that kind."""
-        key = (f"{role}#{slot}", tuple(shape), element)
+    def sram(
+        self, role: str, shape: Sequence[int], element: Attribute, within: int = 0
+    ) -> SSAValue:
+        """The SRAM buffer of `role` (a buffer kind of the plan) with this shape, `within`
+        bytes into that kind's region: one per shape, allocated before the loops at the
+        plan's offset."""
+        key = (f"{role}@{within}", tuple(shape), element)
         if key not in self.buffers:
             properties: dict[str, Attribute] = {}
             if role in self.offsets:
-                offset = self.offsets[role][0] + slot * self._slot_bytes(role)
-                properties["offset"] = IntegerAttr(offset, i64)
+                properties["offset"] = IntegerAttr(self.offsets[role][0] + within, i64)
             op = tile.AllocOp.create(
                 properties=properties, result_types=[memref(shape, element, SRAM)]
             )
@@ -98,10 +100,16 @@ class LayerBuilder:
             self.buffers[key] = op.results[0]
         return self.buffers[key]
 
-    def _slot_bytes(self, role: str) -> int:
-        """The bytes of one of several same-kind buffers (an add's second input)."""
+    def input_slot(self, index: int) -> int:
+        """Where the `index`-th input of a two-input op starts in the input region."""
         copies = 2 if self.plan.double_buffered else 1
-        return self.plan.buffers.get(role, 0) // copies // max(1, self.plan.layer.inputs)
+        return index * (self.plan.buffers["input"] // copies // self.plan.layer.inputs)
+
+    def pairs_start(self) -> int:
+        """Where a MAC layer's (multiplier, shift) pairs start in its parameter region:
+        after the bias of a whole channel tile (as the planner counts it)."""
+        alignment = self.lowering.target.sram.alignment_bytes
+        return -(-self.plan.tile.channels * 4 // alignment) * alignment
 
     def view(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
         """A view of a whole SRAM buffer with another shape (made before the loops)."""
@@ -332,7 +340,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
             b.load(bias, [em.affine([(c, 1)])], buffer)
             state["bias"] = buffer
         if params is not None:
-            buffer = b.sram("parameters", [c.size, 2], i32, slot=1)
+            buffer = b.sram("parameters", [c.size, 2], i32, within=b.pairs_start())
             b.load(params, [em.affine([(c, 1)]), 0], buffer)
             state["params"] = buffer
 
@@ -487,7 +495,7 @@ def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> Non
             b.load(bias, [em.affine([(c, 1)])], buffer)
             state["bias"] = buffer
         if params is not None:
-            buffer = b.sram("parameters", [c.size, 2], i32, slot=1)
+            buffer = b.sram("parameters", [c.size, 2], i32, within=b.pairs_start())
             b.load(params, [em.affine([(c, 1)]), 0], buffer)
             state["params"] = buffer
 
@@ -642,13 +650,16 @@ def lower_pool(
 # Elementwise ops, pads and concats: tiles of the output's leading axes x its last axis
 
 
-def _elementwise_layer(name: str, op_name: str, shape: Sequence[int], inputs: int) -> Layer:
-    """The planner's view of an elementwise pass over a tensor of `shape`."""
+def _elementwise_layer(
+    name: str, op_name: str, shape: Sequence[int], inputs: int, table_bytes: int = 0
+) -> Layer:
+    """The planner's view of an elementwise pass over a tensor of `shape` (a copy, a
+    pad, a rescale with one (multiplier, shift) pair of `table_bytes`)."""
     channels = shape[-1] if shape else 1
     rows = math.prod(shape[:-1]) if shape else 1
     return Layer(
         name, op_name, "elementwise", "vector", 1, rows, 1, channels, rows, 1, channels,
-        groups=channels, inputs=inputs,
+        groups=channels, inputs=inputs, table_bytes=table_bytes,
     )  # fmt: skip
 
 
@@ -705,7 +716,7 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
     elements = [_element(value) for value in inputs]
     output_element = _element(result)
     props = op.props()  # type: ignore[attr-defined]
-    layer = _elementwise_layer(op.name, op.name, shape, len(inputs))
+    layer = layer_of(op) or _elementwise_layer(op.name, op.name, shape, len(inputs))
     plan = lowering.plan(op, layer)
     sources = [_storage_as(lowering, value, shape) for value in inputs]
     target = _storage_as(lowering, result, shape)
@@ -748,7 +759,7 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
         box, origins = tiled.box(bounds), tiled.origins(bounds)
         tiles = []
         for slot, (source, element) in enumerate(zip(sources, elements)):
-            buffer = b.sram("input", box, element, slot=slot)
+            buffer = b.sram("input", box, element, within=b.input_slot(slot))
             b.load(source, origins, buffer)
             tiles.append(buffer)
         out = b.sram("output", box, output_element)
@@ -877,7 +888,8 @@ def _copy_into(
 ) -> None:
     """Copy (and rescale) a value into a box of another buffer, tile by tile via SRAM."""
     shape = list(target.shape)
-    layer = _elementwise_layer(op.name, op.name, shape, 1)
+    pair_bytes = REQUANT_PAIR_BYTES if rescale is not None else 0
+    layer = _elementwise_layer(op.name, op.name, shape, 1, pair_bytes)
     plan = lowering.plan(op, layer)
     tiled = Elementwise(lowering, plan, shape)
     b, em = tiled.builder, tiled.builder.em

@@ -40,6 +40,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
+from irc.dialects.quant import quantized_element
 from irc.tiling.planner import ELEMENTWISE_OPS, element_bytes
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
@@ -238,6 +239,13 @@ def _bytes(value_type: Attribute) -> int:
     return math.prod(value_type.get_shape()) * element_bytes(value_type)
 
 
+def _stored(value_type: Attribute) -> Attribute:
+    """The element type a buffer of `value_type` holds (a quantized type's storage)."""
+    assert isinstance(value_type, TensorType)
+    element = quantized_element(value_type)
+    return element.storage_type if element is not None else value_type.get_element_type()
+
+
 def _shape(value_type: Attribute) -> list[int] | None:
     return list(value_type.get_shape()) if isinstance(value_type, TensorType) else None
 
@@ -337,6 +345,7 @@ def _concat(op: Operation, values: list[Value], index_of: dict[SSAValue, int]) -
         source = index_of.get(operand)
         if (
             source is not None
+            and _stored(operand_type) == _stored(result_type)
             and values[source].role == "own"
             and values[source].defined >= 0
             and operand.has_one_use()
@@ -364,6 +373,8 @@ def _in_place(ops: Sequence[Operation], values: list[Value], index_of: dict[SSAV
             source = index_of.get(operand)
             if source is None or _shape(operand.type) != result_shape:
                 continue
+            if _stored(operand.type) != _stored(op.results[0].type):
+                continue  # an int8 buffer does not hold uint8 results
             candidate = values[source]
             if candidate.last_use != op_index or candidate.size != result.size:
                 continue

@@ -12,8 +12,8 @@ For a tile, the model counts (docs/tiling.md gives the formulas):
 
 - **SRAM**: the input tile with its halo (`(rows - 1) * stride + (kernel - 1) *
   dilation + 1` input rows, the same for columns), the weight tile, the output tile,
-  the int32 accumulator when the K dimension is split, and the per-channel
-  requantization parameters; each buffer rounded up to the SRAM alignment, and the
+  the int32 accumulator of a MAC layer (over the K steps when K is split), and the
+  per-channel bias and requantization parameters (or a vector op's table); each buffer rounded up to the SRAM alignment, and the
   streamed ones (input, weights, output) twice when double buffered.
 - **DDR traffic**, for the better of two loop orders: weights stationary (each weight
   tile loaded once, the input loaded again for every output-channel tile) or input
@@ -59,8 +59,12 @@ if TYPE_CHECKING:
 Kind = Literal["conv", "depthwise", "pool", "elementwise"]
 Engine = Literal["mac", "vector"]
 
-REQUANT_PARAMETER_BYTES = 9
-"""Per output channel of a quantized MAC layer: int32 bias, int32 multiplier, int8 shift."""
+BIAS_BYTES = 4
+"""Per output channel of a MAC layer: its int32 (or float32) bias."""
+
+REQUANT_PAIR_BYTES = 8
+"""Per output channel of a quantized layer: its requantization (multiplier, shift) as
+two int32, as the tile level holds them (`tile.requantize`'s parameters)."""
 
 ACCUMULATOR_BYTES = 4
 """int32 partial sums (float32 for an unquantized layer)."""
@@ -98,6 +102,12 @@ class Layer:
     weight_bytes: int = 1
     has_weights: bool = False
     quantized: bool = True
+    channel_parameter_bytes: int = 0
+    """SRAM bytes of constant data per output channel of a vector-unit layer (the
+    (multiplier, shift) pairs of a per-channel requantize)."""
+    table_bytes: int = 0
+    """SRAM bytes of constant data the whole layer shares (a lookup table, one
+    (multiplier, shift) pair)."""
     channels_last: bool = True
     """The activations' layout in DDR (NHWC), which decides how contiguous a box is."""
 
@@ -355,6 +365,18 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             return None
         channels = result[-1]
         rows = math.prod(result[:-1])
+        # Constants in SRAM: a lookup table, or the (multiplier, shift) pairs of a
+        # requantize (one per channel along the last axis, else one).
+        per_channel = (
+            isinstance(op, qnn.RequantizeOp)
+            and props is not None
+            and (props.int("axis") is not None and len(props.ints("multiplier") or []) > 1)
+        )
+        table_bytes = 0
+        if isinstance(op, qnn.LutOp):
+            table_bytes = 256
+        elif isinstance(op, qnn.RequantizeOp) and not per_channel:
+            table_bytes = REQUANT_PAIR_BYTES
         return Layer(
             label,
             op.name,
@@ -369,6 +391,8 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             channels,
             groups=channels,
             inputs=sum(1 for operand in op.operands if _shape(operand) == result),
+            channel_parameter_bytes=REQUANT_PAIR_BYTES if per_channel else 0,
+            table_bytes=table_bytes,
             in_bytes=_element_bytes(op.operands[0]),
             out_bytes=_element_bytes(op.results[0]),
             quantized=quantized_element(op.results[0].type) is not None,
@@ -486,7 +510,7 @@ class _Model:
 
     # ---- SRAM -------------------------------------------------------------------------
 
-    def buffers(self, tile: Tile, double: bool, split: bool) -> dict[str, int]:
+    def buffers(self, tile: Tile, double: bool) -> dict[str, int]:
         layer, align = self.layer, self.alignment
         copies = 2 if double else 1
         rows, columns, channels = self.input_box(tile)
@@ -500,12 +524,24 @@ class _Model:
         if layer.has_weights:
             weights = self.weight_elements(tile) * layer.weight_bytes
             buffers["weights"] = copies * _align(weights, align)
-            parameters = REQUANT_PARAMETER_BYTES if layer.quantized else 4
-            buffers["parameters"] = copies * _align(tile.channels * parameters, align)
-        if split:
+            buffers["parameters"] = copies * self.parameter_bytes(tile.channels)
+            # The int32 tile the array accumulates into, over the K steps when K is split.
             accumulator = tile.rows * tile.columns * tile.channels * ACCUMULATOR_BYTES
             buffers["accumulator"] = _align(accumulator, align)
+        elif layer.channel_parameter_bytes or layer.table_bytes:
+            buffers["parameters"] = _align(
+                tile.channels * layer.channel_parameter_bytes + layer.table_bytes, align
+            )
         return buffers
+
+    def parameter_bytes(self, channels: int) -> int:
+        """SRAM bytes of a MAC layer's per-channel constants for `channels` outputs: the
+        bias, then (quantized) the requantization pairs, each aligned."""
+        align = self.alignment
+        size = _align(channels * BIAS_BYTES, align)
+        if self.layer.quantized:
+            size += _align(channels * REQUANT_PAIR_BYTES, align)
+        return size
 
     # ---- DMA --------------------------------------------------------------------------
 
@@ -547,7 +583,7 @@ class _Model:
         taps = layer.kernel[0] * layer.kernel[1]
         elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
         size = elements * layer.weight_bytes + channels * (
-            REQUANT_PARAMETER_BYTES if layer.quantized else 4
+            BIAS_BYTES + (REQUANT_PAIR_BYTES if layer.quantized else 0)
         )
         return self.dma_cycles(1, size, 1)
 
@@ -657,8 +693,7 @@ class _Model:
 
     def plan(self, tile: Tile, double: bool) -> Plan:
         layer = self.layer
-        split = tile.depth < self.full_depth
-        buffers = self.buffers(tile, double, split)
+        buffers = self.buffers(tile, double)
         best: Plan | None = None
         orders: tuple[Literal["weights", "input"], ...] = (
             ("weights", "input") if layer.has_weights else ("input",)
@@ -795,7 +830,7 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
         fitting = [
             tile
             for tile in model.candidates(full_rows)
-            if sum(model.buffers(tile, double, tile.depth < model.full_depth).values()) <= capacity
+            if sum(model.buffers(tile, double).values()) <= capacity
         ]
         if fitting:
             chosen = _choose([model.plan(tile, double) for tile in fitting])
@@ -873,4 +908,4 @@ def minimum_sram(layer: Layer, target: Target) -> int:
     """The SRAM the smallest tile needs, single buffered: the least any plan needs."""
     model = _Model(layer, target)
     tile = Tile(1, 1, 1, 1)  # a grouped conv's one output channel reads its group's inputs
-    return sum(model.buffers(tile, False, model.full_depth > 1).values())
+    return sum(model.buffers(tile, False).values())

@@ -12,22 +12,22 @@
 // - compute: 5 x 56 pixels x ceil(64/16) x ceil(32/16) x 9 taps + 32 fill = 20,192
 //   cycles per tile, 226,176 in all (the bound: 57.8 M MACs / 256 = 225,792);
 // - SRAM, double buffered: input 7x58x32 = 12,992 (5 rows and the halo of 2),
-//   output 5x56x64 = 17,920, weights 64x9x32 = 18,432, parameters 64 x 9 = 576
-//   bytes, each twice: 99,840;
+//   output 5x56x64 = 17,920, weights 64x9x32 = 18,432, parameters 64 x (4 + 8) =
+//   768 bytes, each twice, and the int32 accumulator 5x56x64x4 = 71,680: 171,904;
 // - DDR: 11 input boxes of 7x56x32 and one of 3x56x32 (one run each), the weights and
-//   parameters once (weights stationary): 162,368 bytes; 200,704 written;
-// - loads (82,484 cycles) and stores (101,552) share the DDR and hide under compute:
-//   226,176 plus the first tile's loads (6,372 + 9,604) and the last tile's store
-//   (1,892) = 244,044 cycles, 0.49 ms, 92.5% of the bound.
+//   parameters once (weights stationary): 162,560 bytes; 200,704 written;
+// - loads (82,580 cycles) and stores (101,552) share the DDR and hide under compute:
+//   226,176 plus the first tile's loads (6,372 + 9,700) and the last tile's store
+//   (1,892) = 244,140 cycles, 0.49 ms, 92.5% of the bound.
 // CHECK-LABEL: func.func @worked_example
 // - SRAM layout: each kind of buffer in a bank of its own (4 banks of 128 KiB), the
 //   two copies of each one after the other.
-// CHECK:         qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 5, 56, 64, 32>, tiles = array<i64: 12, 1, 1, 1>, order = "weights", double_buffered = true, sram = 99840 : i64, sram_offsets = {input = array<i64: 0, 12992>, weights = array<i64: 131072, 149504>, output = array<i64: 262144, 280064>, parameters = array<i64: 393216, 393792>}, ddr_read = 162368 : i64, ddr_written = 200704 : i64, cycles = 244044 : i64, lower_bound = 225792 : i64}}
+// CHECK:         qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 5, 56, 64, 32>, tiles = array<i64: 12, 1, 1, 1>, order = "weights", double_buffered = true, sram = 171904 : i64, sram_offsets = {input = array<i64: 0, 12992>, weights = array<i64: 131072, 149504>, output = array<i64: 262144, 280064>, parameters = array<i64: 393216, 393984>, accumulator = array<i64: 394752>}, ddr_read = 162560 : i64, ddr_written = 200704 : i64, cycles = 244140 : i64, lower_bound = 225792 : i64}}
 // CHECK-NOT:     irc.tiling
 // CHECK:         func.return
 // FORCED-LABEL: func.func @worked_example
 // FORCED:         irc.tiling = {tile = array<i64: 4, 56, 64, 32>, tiles = array<i64: 14, 1, 1, 1>
-// expected-remark @+1 {{plan-tiles: 1 layers for npu-demo, 244044 cycles estimated (lower bound 225792), peak SRAM 99840 of 524288 bytes}}
+// expected-remark @+1 {{plan-tiles: 1 layers for npu-demo, 244140 cycles estimated (lower bound 225792), peak SRAM 171904 of 524288 bytes}}
 func.func @worked_example(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>> {
   %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
   %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x56x56x64xi32>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
@@ -38,10 +38,11 @@ func.func @worked_example(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w
 
 // A stride-2 depthwise 3x3 conv: 3 output rows per tile read 7 input rows (halo:
 // (3 - 1) x 2 + 3) of 29 columns; the 9 taps fit in one pass of the 16 array rows.
-// SRAM: input 7x29x64 = 12,992, output 3x14x64 = 2,688, weights and parameters
-// 576 each, all twice: 33,664.
+// SRAM: input 7x29x64 = 12,992, output 3x14x64 = 2,688, weights 576 and
+// parameters 64 x (4 + 8) = 768, all twice, and the accumulator 3x14x64x4 = 10,752:
+// 44,800.
 // CHECK-LABEL: func.func @depthwise
-// CHECK:         irc.tiling = {tile = array<i64: 3, 14, 64, 1>, tiles = array<i64: 5, 1, 1, 1>, order = "weights", double_buffered = true, sram = 33664 : i64
+// CHECK:         irc.tiling = {tile = array<i64: 3, 14, 64, 1>, tiles = array<i64: 5, 1, 1, 1>, order = "weights", double_buffered = true, sram = 44800 : i64
 // expected-remark @+1 {{plan-tiles: 1 layers}}
 func.func @depthwise(%x: tensor<1x28x28x64x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x14x14x64x!quant.uniform<i8:f32, 0.2>> {
   %acc = qnn.conv %x, %w {layout = "nhwc", group = 64, pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x28x28x64x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x14x14x64xi32>
