@@ -244,6 +244,16 @@ def test_histogram_ignores_non_finite_values() -> None:
     assert (histogram.low, histogram.high, histogram.total) == (-2.0, 1.0, 2)
 
 
+def test_histogram_of_subnormal_float64_values() -> None:
+    """float64 data near 1e-310 (the pytorch-operator add cases): bins of 2^-1051 and
+    below, whose inverse overflows a float, still count every value exactly."""
+    values = np.array([1.4e-322, 2.0798788e-316, 6.9464868025519e-310, 0.0])
+    histogram = Histogram(2048)
+    histogram.add(values)
+    assert (histogram.low, histogram.high, histogram.total) == (0.0, values.max(), 4)
+    assert histogram.counts.sum() == 4 and histogram.counts[0] >= 2
+
+
 def test_constant_tensor_histogram() -> None:
     histogram = histogram_of(np.full(1000, 0.75, np.float32))
     assert histogram.counts.tolist() == [1000]

@@ -56,8 +56,9 @@ FLOAT32_MANTISSA_BITS = 24
 
 
 def _bin_count(low: float, high: float, exponent: int) -> int:
-    width = math.ldexp(1.0, exponent)
-    return math.floor(high / width) - math.floor(low / width) + 1
+    # Scaling by a power of two with ldexp stays exact (and finite) for the subnormal
+    # ranges of float64 data, where 2^-exponent itself overflows.
+    return math.floor(math.ldexp(high, -exponent)) - math.floor(math.ldexp(low, -exponent)) + 1
 
 
 def bin_exponent(low: float, high: float, max_bins: int) -> int:
@@ -93,7 +94,7 @@ def _bin_indices(values: np.ndarray, exponent: int) -> np.ndarray:
     if values.dtype in (np.float16, np.float32) and -127 < exponent <= 0:
         scaled = values.astype(np.float32) * np.float32(math.ldexp(1.0, -exponent))
     else:
-        scaled = values.astype(np.float64) * math.ldexp(1.0, -exponent)
+        scaled = np.ldexp(values.astype(np.float64), -exponent)
     np.floor(scaled, out=scaled)
     return scaled.astype(np.int64)
 
@@ -176,7 +177,7 @@ class Histogram:
         """Count `flat`, a 1-D array of finite values whose extremes are `low`, `high`."""
         exponent = self._exponent_with(low, high)
         indices = _bin_indices(flat, exponent)
-        first = math.floor(low * math.ldexp(1.0, -exponent))  # exact, as the indices
+        first = math.floor(math.ldexp(low, -exponent))  # exact, as the indices
         indices -= first
         counts = np.bincount(indices).astype(np.int64)
         zeros = int(np.count_nonzero(flat == 0))

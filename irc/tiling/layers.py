@@ -178,14 +178,9 @@ class LayerBuilder:
         for base, origin in zip(storage.base, origins):
             if isinstance(origin, int):
                 result.append(base + origin)
-            elif base:
-                result.append(self._add(origin, base))
             else:
-                result.append(origin)
+                result.append(self.em.offset(origin, base))
         return result
-
-    def _add(self, value: SSAValue, constant: int) -> SSAValue:
-        return self.em.add(arith.AddiOp(value, self.em.const(constant))).results[0]
 
     def load(
         self,
@@ -259,20 +254,21 @@ def _clamp(op: Operation) -> tuple[int | None, int | None]:
 def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
     """A `qnn.conv` (with the requantize of its accumulator, when it has one)."""
     props = op.props()
-    if props.str("layout") != "nhwc" or len(_shape(op.input)) != 4:
-        raise UnsupportedLayer("only NHWC 2-D convolutions are tiled")
+    rank = len(_shape(op.input))
+    if props.str("layout") != "nhwc" or rank not in (3, 4):
+        raise UnsupportedLayer("only NHWC 1-D and 2-D convolutions are tiled")
     if not _symmetric(op.weight):
         raise UnsupportedLayer("a weight with a zero point")
     requantize = _fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
-    batch, _, _, _ = _shape(op.input)
-    _, out_h, out_w, out_c = _shape(op.result)
-    _, kernel_h, kernel_w, in_per_group = _shape(op.weight)
+    batch, _, _, _ = _planar(_shape(op.input))
+    _, out_h, out_w, out_c = _planar(_shape(op.result))
+    _, kernel_h, kernel_w, in_per_group = _planar(_shape(op.weight))
     groups = props.int("group") or 1
     out_per_group = out_c // groups
-    strides = props.ints("strides") or [1, 1]
-    dilations = props.ints("dilations") or [1, 1]
-    pads = props.ints("pads") or [0, 0, 0, 0]
+    strides = _planar_pair(props.ints("strides"), 1)
+    dilations = _planar_pair(props.ints("dilations"), 1)
+    pads = _planar_pads(props.ints("pads"))
     zero_point = _zero_point(op.input)
     input_element, weight_element = _element(op.input), _element(op.weight)
     output_element = _element(result)
@@ -282,7 +278,10 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
     em = b.em
     if requantize is not None:
         lowering.lowered.add(requantize)
-    x, w, y = lowering.storage(op.input), lowering.storage(op.weight), lowering.storage(result)
+    # A 1-D conv is a 2-D one of width 1: its buffers are viewed as such.
+    x = _storage_as(lowering, op.input, _planar(_shape(op.input)))
+    w = _storage_as(lowering, op.weight, _planar(_shape(op.weight)))
+    y = _storage_as(lowering, result, _planar(_shape(result)))
     if not x.whole:
         raise UnsupportedLayer("a conv input inside another buffer")
     bias = lowering.storage(op.bias) if op.bias is not None else None
@@ -356,8 +355,8 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
             _create(
                 tile.ConvOp,
                 [state["input"], state["weights"], accumulator(bounds)],
-                strides=list(strides),
-                dilations=list(dilations),
+                strides=strides if strides != [1, 1] else None,
+                dilations=dilations if dilations != [1, 1] else None,
                 group=groups_in(bounds["c"].size) if grouped else None,
                 input_zero_point=zero_point or None,
                 accumulate=True if split else None,
@@ -399,6 +398,28 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
     b.at(order, compute)
     b.at(order[:-1], finish, after=True)
     b.emit([dims[name] for name in order])
+
+
+def _planar(shape: Sequence[int]) -> tuple[int, int, int, int]:
+    """A rank-3 NHWC shape [N, L, C] (or weight [O, K, C]) as [N, L, 1, C]."""
+    if len(shape) == 3:
+        return (shape[0], shape[1], 1, shape[2])
+    assert len(shape) == 4
+    return (shape[0], shape[1], shape[2], shape[3])
+
+
+def _planar_pair(values: Sequence[int] | None, default: int) -> list[int]:
+    """Strides or dilations of a 1-D or 2-D window as two values."""
+    values = list(values or [])
+    return [*values, default, default][:2] if len(values) != 1 else [values[0], default]
+
+
+def _planar_pads(values: Sequence[int] | None) -> list[int]:
+    """[top, left, bottom, right] from 2-D pads, or [begin, end] of a 1-D window."""
+    values = list(values or [])
+    if len(values) == 2:
+        return [values[0], 0, values[1], 0]
+    return values or [0, 0, 0, 0]
 
 
 def _output_params(
@@ -629,7 +650,7 @@ def lower_pool(
         if average:
             origin = [row, column]
             values.update(
-                pads=pads,
+                pads=pads if any(pads) else None,
                 input_h=in_h,
                 input_w=in_w,
                 count_include_pad=True if props.bool("count_include_pad") else None,

@@ -137,6 +137,9 @@ class Emitter:
     def __init__(self) -> None:
         self.stack: list[list[Operation]] = [[]]
         self.constants: list[dict[int, SSAValue]] = [{}]
+        self.sums: list[dict[tuple[object, ...], SSAValue]] = [{}]
+        self.known: dict[SSAValue, int] = {}
+        """The values of the index constants made so far."""
 
     def add(self, op: Operation) -> Operation:
         self.stack[-1].append(op)
@@ -149,11 +152,32 @@ class Emitter:
                 return scope[value]
         result = self.add(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
         self.constants[-1][value] = result
+        self.known[result] = value
         return result
+
+    def offset(self, value: SSAValue, constant: int) -> SSAValue:
+        """value + constant (folded when value is a constant)."""
+        if constant == 0:
+            return value
+        if value in self.known:
+            return self.const(self.known[value] + constant)
+        return self.add(arith.AddiOp(value, self.const(constant))).results[0]
 
     def affine(self, terms: Sequence[tuple[Bound, int]], constant: int = 0) -> SSAValue:
         """sum(coefficient * origin(bound)) + constant, as an index value."""
         total = constant + sum(coefficient * bound.start for bound, coefficient in terms)
+        key = (
+            tuple((id(b.index), c * b.step) for b, c in terms if b.index is not None and c),
+            total,
+        )
+        for scope in reversed(self.sums):
+            if key in scope:
+                return scope[key]
+        value = self._sum(terms, total)
+        self.sums[-1][key] = value
+        return value
+
+    def _sum(self, terms: Sequence[tuple[Bound, int]], total: int) -> SSAValue:
         value: SSAValue | None = None
         for bound, coefficient in terms:
             if bound.index is None or coefficient == 0:
@@ -185,9 +209,11 @@ class Emitter:
         block = Block(arg_types=[IndexType()])
         self.stack.append([])
         self.constants.append({})
+        self.sums.append({})
         body(block.args[0])
         ops = self.stack.pop()
         self.constants.pop()
+        self.sums.pop()
         block.add_ops([*ops, scf.YieldOp()])
         self.add(scf.ForOp(lower, upper, step, [], block))
 

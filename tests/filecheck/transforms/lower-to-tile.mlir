@@ -1,0 +1,110 @@
+// RUN: irc-opt %s --split-input-file --target=npu-demo -p plan-tiles,lower-to-tile --verify-diagnostics | FileCheck %s
+// RUN: not irc-opt %s --split-input-file --target=%S/Inputs/tiling-small-sram.toml -p lower-to-tile 2>&1 | FileCheck %s --check-prefix=SMALL
+
+// `lower-to-tile` after `plan-tiles` on npu-demo (SRAM banks of 128 KiB: input at 0,
+// weights at 131072, output at 262144, parameters and accumulator at 393216).
+
+// A 3x3 pad-1 conv of a 12x12x8 map to 16 channels with a forced tile of 5 rows of
+// all 12 columns and 16 channels from 4 of the 8 input channels: two tiles of 5
+// rows in a loop, the remainder of 2 rows peeled after it; each splits K into two
+// steps that accumulate into an int32 tile. The input box has the halo (7 rows, 14
+// columns), padded with the input zero point -3; the bias and the requantization
+// pairs are loaded once, before the loops (they depend on the channel tile only).
+// CHECK-LABEL: func.func @conv
+// CHECK:         %[[X:.*]] = tile.to_buffer %x {offset = 2304} : {{.*}} to memref<1x12x12x8xi8, "ddr">
+// CHECK:         %[[W:.*]] = tile.to_buffer %w {offset = 0} : {{.*}} to memref<16x3x3x8xi8, "ddr">
+// CHECK:         %[[Y:.*]] = tile.alloc {offset = 0} : memref<1x12x12x16xi8, "ddr">
+// CHECK:         %[[B:.*]] = tile.to_buffer %b {offset = 1152}
+// CHECK:         %[[P:.*]] = tile.to_buffer %{{.*}} {offset = 1216} : tensor<16x2xi32> to memref<16x2xi32, "ddr">
+// CHECK:         %[[BS:.*]] = tile.alloc {offset = 393216} : memref<16xi32, "sram">
+// CHECK:         %[[PS:.*]] = tile.alloc {offset = 393280} : memref<16x2xi32, "sram">
+// CHECK:         %[[ACC:.*]] = tile.alloc {offset = 393600} : memref<1x5x12x16xi32, "sram">
+// CHECK:         %[[BOX:.*]] = tile.alloc {offset = 0} : memref<1x7x14x4xi8, "sram">
+// CHECK:         %[[WS:.*]] = tile.alloc {offset = 131072} : memref<16x3x3x4xi8, "sram">
+// CHECK:         %[[OUT:.*]] = tile.alloc {offset = 262144} : memref<1x5x12x16xi8, "sram">
+// CHECK:         tile.copy %[[B]][%{{.*}}] to %[[BS]][%{{.*}}] sizes [16]
+// CHECK:         tile.copy %[[P]][%{{.*}}, %{{.*}}] to %[[PS]][%{{.*}}, %{{.*}}] sizes [16, 2]
+// CHECK:         scf.for %[[ROWS:[0-9]+]] = %{{.*}} to %[[TWO:[0-9]+]] step
+// CHECK-NEXT:      tile.fill %[[ACC]] {value = 0}
+// CHECK-NEXT:      scf.for %[[K:[0-9]+]] = %{{.*}} to %[[TWO]] step
+// CHECK:             %[[CHANNEL:.*]] = arith.muli %[[K]], %{{.*}} : index
+// CHECK:             %[[ROW:.*]] = arith.muli %[[ROWS]], %{{.*}} : index
+// CHECK:             %[[TOP:.*]] = arith.addi %[[ROW]], %[[MINUS1:[0-9]+]] : index
+// CHECK-NEXT:        tile.copy %[[X]][%{{.*}}, %[[TOP]], %[[MINUS1]], %[[CHANNEL]]] to %[[BOX]][{{.*}}] sizes [1, 7, 14, 4] {pad = -3}
+// CHECK-NEXT:        tile.copy %[[W]][%{{.*}}, %{{.*}}, %{{.*}}, %[[CHANNEL]]] to %[[WS]][{{.*}}] sizes [16, 3, 3, 4]
+// CHECK-NEXT:        tile.conv %[[BOX]], %[[WS]], %[[ACC]] {accumulate = true, input_zero_point = -3}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      tile.bias_add %[[ACC]], %[[BS]]
+// CHECK:           tile.requantize %[[ACC]], %[[PS]], %[[OUT]] {clamp_min = 5, output_zero_point = 5}
+// CHECK-NEXT:      tile.copy %[[OUT]][{{.*}}] to %[[Y]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] sizes [1, 5, 12, 16]
+// CHECK-NEXT:    }
+// The remainder: 2 rows from input row 9 (10 - 1), a box of 4 rows.
+// CHECK:         tile.fill %{{.*}} {value = 0} : memref<1x2x12x16xi32, "sram">
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] to %{{.*}} sizes [1, 4, 14, 4] {pad = -3}
+// CHECK:           tile.conv {{.*}} {accumulate = true, input_zero_point = -3} : memref<1x4x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">, memref<1x2x12x16xi32, "sram">
+// CHECK:         tile.copy %{{.*}} to %[[Y]][{{.*}}] sizes [1, 2, 12, 16]
+// CHECK-NEXT:    %[[T:.*]] = tile.to_tensor %[[Y]]
+// CHECK-NEXT:    func.return %[[T]]
+// expected-remark @+2 {{plan-tiles: 1 layers}}
+// expected-remark @+1 {{lower-to-tile: 1 layers tiled (qnn.conv x1), 2 loop bodies}}
+func.func @conv(%x: tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x16x!quant.uniform<i8:f32, 0.3:5>> {
+  %w = qnn.constant dense<1> : tensor<16x3x3x8xi8> to tensor<16x3x3x8x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %b = qnn.constant dense<100> : tensor<16xi32> to tensor<16x!quant.uniform<i32:f32, 0.001>>
+  %acc = qnn.conv %x, %w, %b {layout = "nhwc", pads = [1, 1, 1, 1], irc.tile_sizes = array<i64: 5, 12, 16, 4>} : (tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<16x3x3x8x!quant.uniform<i8<-127:127>:f32, 0.01>>, tensor<16x!quant.uniform<i32:f32, 0.001>>) -> tensor<1x12x12x16xi32>
+  %y = qnn.requantize %acc {multiplier = [1431655765], shift = [4], clamp_min = 5} : (tensor<1x12x12x16xi32>) -> tensor<1x12x12x16x!quant.uniform<i8:f32, 0.3:5>>
+  func.return %y : tensor<1x12x12x16x!quant.uniform<i8:f32, 0.3:5>>
+}
+
+// -----
+
+// A zero-copy concat: the conv's tiles go straight into channels 0..7 of the
+// concat's buffer, the max pool's into channels 8..15 (its padding holds the storage
+// minimum -128), and the requantize of the pool's result rescales those channels in
+// place (plan-ddr put the pool's result where the requantize writes). The concat
+// itself moves nothing. The reshape's reader runs on tensors, so the buffer is read
+// back with tile.to_tensor.
+// CHECK-LABEL: func.func @concat
+// CHECK:         %[[X:.*]] = tile.to_buffer %x {offset = 0}
+// CHECK:         %[[C:.*]] = tile.alloc {offset = 1024} : memref<1x4x4x16xi8, "ddr">
+// CHECK:         tile.conv
+// CHECK:         tile.requantize
+// CHECK-NEXT:    tile.copy %{{.*}}[{{.*}}] to %[[C]][%[[Z:[0-9]+]], %[[Z]], %[[Z]], %[[Z]]] sizes [1, 4, 4, 8]
+// CHECK:         tile.copy %[[X]][{{.*}}] to %{{.*}} sizes [1, 6, 6, 8] {pad = -128}
+// CHECK-NEXT:    tile.pool %{{.*}}, %{{.*}} {kernel_shape = [3, 3], kind = "max"}
+// CHECK:         tile.copy %{{.*}} to %[[C]][%{{.*}}, %{{.*}}, %{{.*}}, %[[EIGHT:[0-9]+]]] sizes [1, 4, 4, 8]
+// CHECK:         tile.copy %[[C]][%{{.*}}, %{{.*}}, %{{.*}}, %[[EIGHT2:[0-9]+]]] to %{{.*}} sizes [1, 4, 4, 8]
+// CHECK-NEXT:    tile.requantize %{{.*}} {input_zero_point = -3, output_zero_point = 5}
+// CHECK-NEXT:    tile.copy %{{.*}} to %[[C]][%{{.*}}, %{{.*}}, %{{.*}}, %[[EIGHT2]]] sizes [1, 4, 4, 8]
+// CHECK-NEXT:    %[[T:.*]] = tile.to_tensor %[[C]]
+// CHECK-NEXT:    %r = nn.reshape %[[T]]
+// CHECK-NOT:     tile.
+// CHECK:         func.return %f
+// expected-remark @+2 {{plan-tiles: 3 layers}}
+// expected-remark @+1 {{lower-to-tile: 4 layers tiled (qnn.concat x1, qnn.conv x1, qnn.max_pool x1, qnn.requantize x1), 3 loop bodies; on tensors: quant.dcast x1}}
+func.func @concat(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x1x16xf32> {
+  %w = qnn.constant dense<1> : tensor<8x1x1x8xi8> to tensor<8x1x1x8x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %a = qnn.conv %x, %w {layout = "nhwc"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<8x1x1x8x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x4x4x8xi32>
+  %p = qnn.requantize %a {multiplier = [1431655765], shift = [4]} : (tensor<1x4x4x8xi32>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.3:5>>
+  %m = qnn.max_pool %x {kernel_shape = [3, 3], pads = [1, 1, 1, 1], layout = "nhwc"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>
+  %q = qnn.requantize %m {multiplier = [1431655765], shift = [0]} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.3:5>>
+  %c = qnn.concat %p, %q {axis = 3} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.3:5>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.3:5>>) -> tensor<1x4x4x16x!quant.uniform<i8:f32, 0.3:5>>
+  %r = nn.reshape %c : (tensor<1x4x4x16x!quant.uniform<i8:f32, 0.3:5>>) -> tensor<1x4x4x1x16x!quant.uniform<i8:f32, 0.3:5>>
+  %f = quant.dcast %r : tensor<1x4x4x1x16x!quant.uniform<i8:f32, 0.3:5>> to tensor<1x4x4x1x16xf32>
+  func.return %f : tensor<1x4x4x1x16xf32>
+}
+
+// -----
+
+// Without a recorded plan the pass plans the layer itself, with the same errors: a
+// 56x56 average pool needs its whole window in SRAM for one output.
+// SMALL: error: qnn.average_pool needs at least 3200 bytes of SRAM (one output element per tile, single buffered); the target has 2048
+// SMALL-NEXT: hint: choose a target with more SRAM, or keep this layer on the CPU
+// CHECK-LABEL: func.func @pool
+// CHECK:         tile.pool %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {input_h = 56, input_w = 56, kernel_shape = [56, 56], kind = "average"}
+// expected-remark @+2 {{plan-tiles: 1 layers}}
+// expected-remark @+1 {{lower-to-tile: 1 layers tiled (qnn.average_pool x1), 1 loop bodies}}
+func.func @pool(%x: tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>> {
+  %y = qnn.average_pool %x {kernel_shape = [56, 56], layout = "nhwc"} : (tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
+  func.return %y : tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
+}

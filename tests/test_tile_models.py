@@ -1,0 +1,131 @@
+"""Issue 7's acceptance test: real models compile to the tile level and run bit-exact.
+
+Every light model (seeded random weights) is quantized by irc's own flow
+(`quantize_with_irc`: graph-opt, calibration, quantize, lower-to-qnn), run at the
+`qnn` level, then planned (`plan-tiles`), lowered (`lower-to-tile`) and run again on
+the same input: the outputs must be identical, bit for bit. Two models are also
+lowered for a 32 KiB SRAM, where their layers split into many tiles, K steps and
+remainders. The pytorch-converted and pytorch-operator cases of the ONNX test
+corpus go through the same flow, calibrated on their own inputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from irc.diagnostics import IrcError
+from irc.interp import run_function
+from irc.ir.io import verify_module
+from irc.targets import Target, load_target
+from irc.testing.models import pytorch_cases
+from irc.testing.quantized import calibration_samples, materialized_light_model, quantize_with_irc
+from irc.testing.reference import random_inputs
+from irc.tiling.lowering import Statistics, lower_function
+from irc.transforms.plan_tiles import plan_module
+
+LIGHT_MODELS = [
+    "bvlc_alexnet",
+    "densenet121",
+    "inception_v1",
+    "inception_v2",
+    "resnet50",
+    "shufflenet",
+    "squeezenet",
+    "vgg19",
+    "zfnet512",
+]
+
+NPU_DEMO = load_target("npu-demo")
+
+
+def small_sram_target(tmp_path: Path, kib: int) -> Target:
+    """npu-demo with `kib` KiB of SRAM."""
+    preset = Path(__file__).parents[1] / "irc" / "targets" / "presets" / "npu-demo.toml"
+    text = preset.read_text().replace("size_kib = 512", f"size_kib = {kib}")
+    path = tmp_path / f"npu-demo-{kib}k.toml"
+    path.write_text(text.replace('name = "npu-demo"', f'name = "npu-demo-{kib}k"'))
+    return load_target(str(path))
+
+
+def lower_and_compare(
+    module: ModuleOp, inputs: dict[str, np.ndarray], target: Target
+) -> Statistics:
+    """Run `module`, plan and lower it for `target`, run it again: the same outputs."""
+    expected = run_function(module, inputs)
+    plan_module(module, target)
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    stats = lower_function(function, target)
+    verify_module(module)
+    actual = run_function(module, inputs)
+    assert expected.keys() == actual.keys()
+    for name, array in expected.items():
+        assert actual[name].dtype == array.dtype
+        assert np.array_equal(actual[name], array, equal_nan=True), name
+    return stats
+
+
+@pytest.mark.parametrize("name", LIGHT_MODELS)
+def test_light_models_run_bit_exact_at_the_tile_level(name: str) -> None:
+    model = materialized_light_model(name)
+    module = quantize_with_irc(model, calibration_samples(model))
+    convs = sum(1 for op in module.walk() if op.name == "qnn.conv")
+    stats = lower_and_compare(module, random_inputs(model, seed=0), NPU_DEMO)
+    # Every convolution is tiled; what stays on tensors is float or moves data.
+    assert stats.layers["qnn.conv"] == convs > 0
+    assert not any(name.startswith("qnn.") for name in stats.kept), stats.kept
+    assert set(stats.kept) <= {
+        "quant.qcast", "quant.dcast", "nn.transpose", "nn.softmax", "nn.lrn",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])
+def test_light_models_with_a_small_sram_split_into_many_tiles(
+    name: str, k_split: bool, tmp_path: Path
+) -> None:
+    model = materialized_light_model(name)
+    module = quantize_with_irc(model, calibration_samples(model))
+    target = small_sram_target(tmp_path, 32)
+    stats = lower_and_compare(module, random_inputs(model, seed=1), target)
+    text = str(module)
+    assert ("accumulate = true" in text) == k_split
+    assert text.count("scf.for") > 50
+    assert sum(stats.layers.values()) > 30
+
+
+CASES = pytorch_cases()
+TOO_BIG = {
+    # A 60x80 max pool dilated by 10 reads a 591x791 float window for one output.
+    "pytorch-converted/test_MaxPool2d_stride_padding_dilation": "needs at least 1870016 bytes",
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_pytorch_cases_run_bit_exact_at_the_tile_level(case) -> None:
+    module = quantize_with_irc(onnx.load(case.model_path), [case.inputs])
+    if case.id in TOO_BIG:
+        with pytest.raises(IrcError, match=TOO_BIG[case.id]):
+            lower_and_compare(module, case.inputs, NPU_DEMO)
+        return
+    lower_and_compare(module, case.inputs, NPU_DEMO)
+
+
+def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
+    """The tiled layers over the whole corpus: every kind the lowering handles."""
+    seen: set[str] = set()
+    for case in CASES:
+        if case.id in TOO_BIG:
+            continue
+        module = quantize_with_irc(onnx.load(case.model_path), [case.inputs])
+        plan_module(module, NPU_DEMO)
+        function = next(op for op in module.ops if isinstance(op, FuncOp))
+        seen |= set(lower_function(function, NPU_DEMO).layers)
+    assert seen >= {
+        "qnn.conv", "qnn.gemm", "qnn.matmul", "qnn.average_pool", "qnn.add", "qnn.mul",
+        "qnn.lut",
+    }  # fmt: skip
