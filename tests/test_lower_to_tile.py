@@ -1108,7 +1108,10 @@ def test_a_transpose_between_two_convs_round_trips_through_tensors() -> None:
     assert result.count(r"tile\.to_buffer %t ") == 1
 
 
-def test_a_float_relu_between_two_convs_round_trips_through_tensors() -> None:
+@pytest.mark.parametrize(("float_op", "tiled"), [("nn.neg", False), ("nn.relu", True)])
+def test_a_float_op_between_two_convs(float_op: str, tiled: bool) -> None:
+    """A float negation stays on tensors (read back, copied in); a float relu is a float
+    layer of the tile level (tile.clamp on f32 tiles)."""
     rng = np.random.default_rng(27)
     shape = (1, 6, 6, 8)
     x_type = qtype(shape, 0.1, 2)
@@ -1119,15 +1122,20 @@ def test_a_float_relu_between_two_convs_round_trips_through_tensors() -> None:
     body = (
         f"{first.lines}\n"
         f"  %f = quant.dcast %p : {first.output_type} to {float_type}\n"
-        f"  %g = nn.relu %f : {float_type}\n"
+        f"  %g = {float_op} %f : {float_type}\n"
         f"  %r = quant.qcast %g : {float_type} to {r_type}\n"
         f"{second.lines}"
     )
     text = program([("x", x_type)], body, [("y", second.output_type)])
     result = lower(text, [int8(rng, shape)], distinct=40)
-    assert result.stats.layers == {"qnn.conv": 2}
-    assert result.stats.kept == {"quant.dcast": 1, "nn.relu": 1, "quant.qcast": 1}
+    assert result.stats.layers == {"qnn.conv": 2, **({float_op: 1} if tiled else {})}
+    assert result.stats.kept == {
+        "quant.dcast": 1,
+        "quant.qcast": 1,
+        **({} if tiled else {float_op: 1}),
+    }
     assert "tile.to_tensor" in result.text and "tile.to_buffer %r" in result.text
+    assert ("tile.clamp" in result.text) == tiled
     assert "accumulate = true" in result.text  # the second conv's K split
 
 

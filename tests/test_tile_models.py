@@ -7,6 +7,11 @@ the same input: the outputs must be identical, bit for bit. Two models are also
 lowered for a 32 KiB SRAM, where their layers split into many tiles, K steps and
 remainders. The pytorch-converted and pytorch-operator cases of the ONNX test
 corpus go through the same flow, calibrated on their own inputs.
+
+Unquantized, the float models (after graph-opt) are lowered the same way and must
+match the `nn` level within FLOAT_RTOL: a tiled float layer sums its products in
+another order (per tile, then across K steps in float32), so its results differ in
+the last bits.
 """
 
 from __future__ import annotations
@@ -19,14 +24,18 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from irc.diagnostics import IrcError
+from irc.diagnostics import IrcError, collect_diagnostics
+from irc.importers.onnx import import_model
 from irc.interp import run_function
+from irc.ir.context import make_context
 from irc.ir.io import verify_module
+from irc.passes import parse_pipeline
 from irc.targets import Target, load_target
 from irc.testing.models import pytorch_cases
 from irc.testing.quantized import calibration_samples, materialized_light_model, quantize_with_irc
 from irc.testing.reference import random_inputs
 from irc.tiling.lowering import Statistics, lower_function
+from irc.tools.quantize import DEFAULT_GRAPH_OPT
 from irc.transforms.plan_tiles import plan_module
 
 LIGHT_MODELS = [
@@ -129,3 +138,34 @@ def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
         "qnn.conv", "qnn.gemm", "qnn.matmul", "qnn.average_pool", "qnn.add", "qnn.mul",
         "qnn.lut",
     }  # fmt: skip
+
+
+FLOAT_RTOL = 1e-4
+"""Float outputs of the tile level against the nn level, relative to the largest output."""
+
+
+@pytest.mark.parametrize(
+    ("name", "kib"),
+    [("squeezenet", 512), ("resnet50", 512), ("densenet121", 512), ("shufflenet", 32)],
+)
+def test_float_models_match_the_nn_level_at_the_tile_level(
+    name: str, kib: int, tmp_path: Path
+) -> None:
+    model = materialized_light_model(name)
+    module = import_model(model)
+    with collect_diagnostics():
+        for module_pass in parse_pipeline(DEFAULT_GRAPH_OPT):
+            module_pass.apply(make_context(), module)
+    inputs = random_inputs(model, seed=2)
+    expected = run_function(module, inputs)
+    convs = sum(1 for op in module.walk() if op.name == "nn.conv")
+    target = NPU_DEMO if kib == 512 else small_sram_target(tmp_path, kib)
+    plan_module(module, target)
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    stats = lower_function(function, target)
+    verify_module(module)
+    actual = run_function(module, inputs)
+    assert stats.layers["nn.conv"] == convs > 0  # every conv is tiled
+    for output, array in expected.items():
+        scale = float(np.abs(array).max())
+        assert np.abs(actual[output] - array).max() <= FLOAT_RTOL * scale, output

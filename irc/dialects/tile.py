@@ -877,16 +877,19 @@ class PoolOp(TileOp):
 class _ElementwiseOp(TileOp):
     """Elementwise ops on 8-bit tiles of one shape."""
 
-    def check_same_shapes(self, operands: Sequence[SSAValue]) -> None:
-        """Every operand buffer has the first one's shape, and 8-bit elements."""
+    def check_same_shapes(
+        self, operands: Sequence[SSAValue], elements: Sequence[Attribute] = EIGHT_BIT
+    ) -> None:
+        """Every operand buffer has the first one's shape, and elements of `elements`."""
         shape = shape_of(operands[0])
         for index, operand in enumerate(operands):
             if shape_of(operand) != shape:
                 raise fail(
                     f"operand #{index} {buffer(operand)} differs in shape from {buffer(operands[0])}"
                 )
-            if element_of(operand) not in EIGHT_BIT:
-                raise fail(f"operand #{index} must hold i8 or ui8, got {element_of(operand)}")
+            if element_of(operand) not in elements:
+                names = " or ".join(str(element) for element in elements)
+                raise fail(f"operand #{index} must hold {names}, got {element_of(operand)}")
 
 
 @irdl_op_definition
@@ -985,7 +988,9 @@ class MulOp(_ElementwiseOp):
 class ClampOp(_ElementwiseOp):
     """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
 
-    The bounds default to the element type's range (relu, relu6 or clip at one scale):
+    On 8-bit tiles the bounds are stored integers, defaulting to the element type's
+    range (relu, relu6 or clip at one scale); on f32 tiles they are numbers, and a
+    missing one is unbounded (a float relu is `clamp_min = 0.0`):
 
         tile.clamp %in, %out {clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
     """
@@ -993,14 +998,44 @@ class ClampOp(_ElementwiseOp):
     name = "tile.clamp"
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
-    clamp_min = int_prop()
-    clamp_max = int_prop()
+    clamp_min = _number_prop()
+    clamp_max = _number_prop()
 
     def check(self, props: Props) -> None:
-        self.check_same_shapes([self.input, self.output])
+        self.check_same_shapes([self.input, self.output], (*EIGHT_BIT, f32))
         if element_of(self.input) != element_of(self.output):
             raise fail("input and output must have the same element type")
+        if element_of(self.output) == f32:
+            low, high = props.attr("clamp_min"), props.attr("clamp_max")
+            if low is not None and high is not None and _value(low) > _value(high):
+                raise fail(f"clamp_min {_value(low)} is above clamp_max {_value(high)}")
+            return
+        for name in ("clamp_min", "clamp_max"):
+            if isinstance(props.attr(name), FloatAttr):
+                raise fail(f"'{name}' of an 8-bit clamp must be an integer")
         check_clamp(props, element_of(self.output))
+
+
+def _value(attribute: Attribute) -> float:
+    assert isinstance(attribute, IntegerAttr | FloatAttr)
+    return float(attribute.value.data)
+
+
+@irdl_op_definition
+class AddFOp(_ElementwiseOp):
+    """Add two f32 tiles of one shape into a third: out = lhs + rhs (float programs).
+
+    tile.addf %a, %b, %out
+        : memref<64xf32, "sram">, memref<64xf32, "sram">, memref<64xf32, "sram">
+    """
+
+    name = "tile.addf"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,))
 
 
 @irdl_op_definition
@@ -1055,6 +1090,7 @@ TILE = Dialect(
         AddOp,
         MulOp,
         ClampOp,
+        AddFOp,
         LutOp,
     ],
     [],

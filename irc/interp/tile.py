@@ -343,8 +343,28 @@ class TileFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tile.ClampOp, args: PythonValues
     ) -> PythonValues:
         source, output = args
-        low, high = tile.check_clamp(op.props(), tile.element_of(op.output))
-        _store(output, np.clip(source, low, high))
+        props = op.props()
+        if _is_float(output):
+            low, high = props.attr("clamp_min"), props.attr("clamp_max")
+            _store(
+                output,
+                np.clip(
+                    source,
+                    -np.inf if low is None else _number(low),
+                    np.inf if high is None else _number(high),
+                ),
+            )
+            return ()
+        low_int, high_int = tile.check_clamp(props, tile.element_of(op.output))
+        _store(output, np.clip(source, low_int, high_int))
+        return ()
+
+    @impl(tile.AddFOp)
+    def run_addf(
+        self, interpreter: Interpreter, op: tile.AddFOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs, output = args
+        _store(output, lhs + rhs)
         return ()
 
     @impl(tile.LutOp)

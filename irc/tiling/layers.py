@@ -24,15 +24,17 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
+    FloatAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
+    f32,
     i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from irc.dialects import qnn, tile
+from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.quantize import scheme
 from irc.tiling.lowering import (
@@ -187,7 +189,7 @@ class LayerBuilder:
         storage: Storage,
         origins: Sequence[SSAValue | int],
         buffer: SSAValue,
-        pad: int | None = None,
+        pad: int | float | None = None,
     ) -> None:
         """Copy the box of the buffer's shape at `origins` of a DDR value into `buffer`."""
         sizes = _buffer_shape(buffer)
@@ -219,6 +221,8 @@ def _props(**values: object) -> dict[str, Attribute]:
             properties[name] = BoolAttr.from_bool(value)
         elif isinstance(value, int):
             properties[name] = IntegerAttr(value, i64)
+        elif isinstance(value, float):
+            properties[name] = FloatAttr(value, f32)
         elif isinstance(value, str):
             properties[name] = StringAttr(value)
         else:
@@ -247,18 +251,55 @@ def _clamp(op: Operation) -> tuple[int | None, int | None]:
     return props.int("clamp_min"), props.int("clamp_max")
 
 
+def _float_bounds(op: Operation) -> tuple[float | None, float | None] | None:
+    """The bounds of a float op's fused activation (relu, clip), None without one."""
+    activation = op.properties.get("activation")
+    if activation is None:
+        return None
+    assert isinstance(activation, nn.ActivationAttr)
+    kind, values = activation.kind.data, activation.named_values()
+    if kind == "relu":
+        return (0.0, None)
+    if kind == "clip":
+        return (values["min"], values["max"])
+    raise UnsupportedLayer(f"a fused {kind} activation")
+
+
+def _floating(*values: SSAValue) -> bool:
+    """All f32 (a float layer), or none (an integer one); a mix stays on tensors."""
+    elements = [storage_element(value.type) for value in values]
+    if all(element == f32 for element in elements):
+        return True
+    if any(element == f32 for element in elements):
+        raise UnsupportedLayer("a layer mixing float and integer values")
+    return False
+
+
+def _clamp_in_place(
+    em: object, buffer: SSAValue, bounds: tuple[float | None, float | None]
+) -> None:
+    low, high = bounds
+    em.add(_create(tile.ClampOp, [buffer, buffer], clamp_min=low, clamp_max=high))  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------------------
 # Convolutions
 
 
-def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
-    """A `qnn.conv` (with the requantize of its accumulator, when it has one)."""
+def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
+    """A `qnn.conv` (with the requantize of its accumulator, when it has one), or a
+    float `nn.conv` (with its fused relu or clip)."""
     props = op.props()
     rank = len(_shape(op.input))
     if props.str("layout") != "nhwc" or rank not in (3, 4):
         raise UnsupportedLayer("only NHWC 1-D and 2-D convolutions are tiled")
-    if not _symmetric(op.weight):
+    floating = _floating(op.input, op.weight, op.result)
+    if floating != isinstance(op, nn.ConvOp):
+        raise UnsupportedLayer("an nn.conv on quantized values")
+    if not floating and not _symmetric(op.weight):
         raise UnsupportedLayer("a weight with a zero point")
+    activation = _float_bounds(op) if floating else None
+    accumulator_element = f32 if floating else i32
     requantize = _fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
     batch, _, _, _ = _planar(_shape(op.input))
@@ -335,7 +376,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
     def load_parameters(bounds: Bounds) -> None:
         c = bounds["c"]
         if bias is not None:
-            buffer = b.sram("parameters", [c.size], i32)
+            buffer = b.sram("parameters", [c.size], accumulator_element)
             b.load(bias, [em.affine([(c, 1)])], buffer)
             state["bias"] = buffer
         if params is not None:
@@ -345,10 +386,10 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
 
     def accumulator(bounds: Bounds) -> SSAValue:
         shape = [1, bounds["h"].size, bounds["w"].size, bounds["c"].size]
-        return b.sram("accumulator", shape, i32)
+        return b.sram("accumulator", shape, accumulator_element)
 
     def clear(bounds: Bounds) -> None:
-        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0))
+        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0.0 if floating else 0))
 
     def compute(bounds: Bounds) -> None:
         em.add(
@@ -374,6 +415,8 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp) -> None:
             em.affine([(bounds["c"], 1)]),
         ]
         if requantize is None:
+            if activation is not None:
+                _clamp_in_place(em, acc, activation)
             b.store(acc, y, origins)
             return
         out = b.sram("output", _buffer_shape(acc), output_element)
@@ -445,18 +488,29 @@ def _output_params(
 # Matrix products
 
 
-def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> None:
-    """A `qnn.gemm` or a `qnn.matmul` with a 2-D right side (and its requantize)."""
+def lower_gemm(
+    lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp | nn.GemmOp | nn.MatMulOp
+) -> None:
+    """A `qnn.gemm` or a `qnn.matmul` with a 2-D right side (and its requantize), or
+    their float `nn` forms (with a fused relu or clip)."""
     props = op.props()
-    if isinstance(op, qnn.GemmOp) and props.bool("trans_a"):
+    gemm = isinstance(op, qnn.GemmOp | nn.GemmOp)
+    if gemm and props.bool("trans_a"):
         raise UnsupportedLayer("a gemm with a transposed left side")
-    trans_b = isinstance(op, qnn.GemmOp) and props.bool("trans_b")
+    trans_b = gemm and props.bool("trans_b")
     lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
     if len(rhs_shape) != 2 or len(lhs_shape) < 2:
         raise UnsupportedLayer("a batched matrix product")
-    if not _symmetric(op.rhs):
+    floating = _floating(op.lhs, op.rhs, op.result)
+    if floating != isinstance(op, nn.GemmOp | nn.MatMulOp):
+        raise UnsupportedLayer("an nn matrix product on quantized values")
+    if not floating and not _symmetric(op.rhs):
         raise UnsupportedLayer("a right side with a zero point")
-    bias_value = op.bias if isinstance(op, qnn.GemmOp) else None
+    if isinstance(op, nn.GemmOp) and (props.float("alpha"), props.float("beta")) != (1.0, 1.0):
+        raise UnsupportedLayer("a gemm with alpha or beta")
+    activation = _float_bounds(op) if floating else None
+    accumulator_element = f32 if floating else i32
+    bias_value = op.bias if isinstance(op, qnn.GemmOp | nn.GemmOp) else None
     out_shape = _shape(op.result)
     features = out_shape[-1]
     if bias_value is not None and math.prod(_shape(bias_value)) != features:
@@ -512,7 +566,7 @@ def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> Non
     def load_parameters(bounds: Bounds) -> None:
         c = bounds["c"]
         if bias is not None:
-            buffer = b.sram("parameters", [c.size], i32)
+            buffer = b.sram("parameters", [c.size], accumulator_element)
             b.load(bias, [em.affine([(c, 1)])], buffer)
             state["bias"] = buffer
         if params is not None:
@@ -521,10 +575,10 @@ def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> Non
             state["params"] = buffer
 
     def accumulator(bounds: Bounds) -> SSAValue:
-        return b.sram("accumulator", [rows(bounds), bounds["c"].size], i32)
+        return b.sram("accumulator", [rows(bounds), bounds["c"].size], accumulator_element)
 
     def clear(bounds: Bounds) -> None:
-        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0))
+        em.add(_create(tile.FillOp, [accumulator(bounds)], value=0.0 if floating else 0))
 
     def compute(bounds: Bounds) -> None:
         em.add(
@@ -545,6 +599,8 @@ def lower_gemm(lowering: FunctionLowering, op: qnn.GemmOp | qnn.MatMulOp) -> Non
         origins = [em.affine([(bounds[name], 1)]) for name in lead_names]
         origins.append(em.affine([(bounds["c"], 1)]))
         if requantize is None:
+            if activation is not None:
+                _clamp_in_place(em, acc, activation)
             b.store(b.view(acc, box_shape), y, origins)
             return
         out = b.sram("output", _buffer_shape(acc), output_element)
@@ -588,32 +644,48 @@ def _flat_view(lowering: FunctionLowering, storage: Storage, size: int) -> Stora
 # Pooling
 
 
-def lower_pool(
-    lowering: FunctionLowering,
-    op: qnn.MaxPoolOp | qnn.AveragePoolOp | qnn.GlobalAveragePoolOp,
-) -> None:
-    """Max, average and global average pooling, NHWC."""
-    props = op.props()
-    if props.str("layout") != "nhwc" or len(_shape(op.input)) != 4:
+POOLS = (
+    qnn.MaxPoolOp,
+    qnn.AveragePoolOp,
+    qnn.GlobalAveragePoolOp,
+    nn.MaxPoolOp,
+    nn.AveragePoolOp,
+    nn.GlobalAveragePoolOp,
+)
+
+FLOAT32_LOWEST = float(np.finfo(np.float32).min)
+"""The padding of a float max pool: never larger than a value in the window."""
+
+
+def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
+    """Max, average and global average pooling, NHWC (`qnn`, or float `nn`)."""
+    props = op.props()  # type: ignore[attr-defined]
+    if props.str("layout") != "nhwc" or len(_shape(op.operands[0])) != 4:
         raise UnsupportedLayer("only NHWC 2-D pooling is tiled")
-    batch, in_h, in_w, _ = _shape(op.input)
-    _, out_h, out_w, channels = _shape(op.result)
-    element = _element(op.input)
-    if _element(op.result) != element:
+    source, result = op.operands[0], op.results[0]
+    batch, in_h, in_w, _ = _shape(source)
+    _, out_h, out_w, channels = _shape(result)
+    element = _element(source)
+    if _element(result) != element:
         raise UnsupportedLayer("a pool that changes the storage type")
-    whole = isinstance(op, qnn.GlobalAveragePoolOp)
+    floating = element == f32
+    if floating != isinstance(op, nn.NNOp):
+        raise UnsupportedLayer("an nn pool on quantized values")
+    whole = isinstance(op, qnn.GlobalAveragePoolOp | nn.GlobalAveragePoolOp)
     kernel = [in_h, in_w] if whole else list(props.ints("kernel_shape") or [])
     strides = [1, 1] if whole else list(props.ints("strides") or [1, 1])
     dilations = [1, 1] if whole else list(props.ints("dilations") or [1, 1])
     pads = [0, 0, 0, 0] if whole else list(props.ints("pads") or [0, 0, 0, 0])
-    average = not isinstance(op, qnn.MaxPoolOp)
-    zero_point = _zero_point(op.input)
-    pad = zero_point if average else tile.storage_range(element)[0]
+    average = not isinstance(op, qnn.MaxPoolOp | nn.MaxPoolOp)
+    zero_point = _zero_point(source)
+    pad: int | float = zero_point if average else tile.storage_range(element)[0] if not (
+        floating
+    ) else FLOAT32_LOWEST  # fmt: skip
 
     plan = lowering.plan(op)
     b = LayerBuilder(lowering, plan)
     em = b.em
-    x, y = lowering.storage(op.input), lowering.storage(op.result)
+    x, y = lowering.storage(source), lowering.storage(result)
     if not x.whole:
         raise UnsupportedLayer("a pool input inside another buffer")
     tile_sizes = plan.tile
@@ -655,10 +727,10 @@ def lower_pool(
                 input_w=in_w,
                 count_include_pad=True if props.bool("count_include_pad") else None,
                 input_zero_point=zero_point or None,
-                output_zero_point=_zero_point(op.result) or None,
-                multiplier=props.int("multiplier"),
-                shift=props.int("shift"),
+                output_zero_point=_zero_point(result) or None,
             )
+            if not floating:
+                values.update(multiplier=props.int("multiplier"), shift=props.int("shift"))
         pool = tile.PoolOp.create(operands=[box, out, *origin], properties=_props(**values))
         em.add(pool)
         b.store(out, y, [n, row, column, channel])
@@ -736,6 +808,8 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
         raise UnsupportedLayer("operands that broadcast")
     elements = [_element(value) for value in inputs]
     output_element = _element(result)
+    if isinstance(op, FLOAT_ELEMENTWISE) != _floating(*inputs, result):
+        raise UnsupportedLayer("an nn elementwise op on quantized values")
     props = op.props()  # type: ignore[attr-defined]
     layer = layer_of(op) or _elementwise_layer(op.name, op.name, shape, len(inputs))
     plan = lowering.plan(op, layer)
@@ -784,7 +858,7 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
             b.load(source, origins, buffer)
             tiles.append(buffer)
         out = b.sram("output", box, output_element)
-        low, high = _clamp(op) if not isinstance(op, qnn.LutOp) else (None, None)
+        low, high = _clamp(op) if isinstance(op, QUANTIZED_ELEMENTWISE) else (None, None)
         output_zero_point = _zero_point(result) or None
         if isinstance(op, qnn.AddOp | qnn.MulOp):
             common = dict(
@@ -807,6 +881,16 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
                 em.add(_create(tile.AddOp, [*tiles, out], **common))
             else:
                 em.add(_create(tile.MulOp, [*tiles, out], **common))
+        elif isinstance(op, nn.AddOp):
+            em.add(_create(tile.AddFOp, [*tiles, out]))
+            activation = _float_bounds(op)
+            if activation is not None:
+                _clamp_in_place(em, out, activation)
+        elif isinstance(op, nn.ReluOp | nn.ClipOp):
+            floor, ceiling = (0.0, None) if isinstance(op, nn.ReluOp) else (
+                props.float("min"), props.float("max")
+            )  # fmt: skip
+            em.add(_create(tile.ClampOp, [tiles[0], out], clamp_min=floor, clamp_max=ceiling))
         elif isinstance(op, qnn.ClampOp):
             em.add(_create(tile.ClampOp, [tiles[0], out], clamp_min=low, clamp_max=high))
         elif isinstance(op, qnn.LutOp):
@@ -859,18 +943,20 @@ def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
     tiled.run(body)
 
 
-def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp) -> None:
+def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> None:
     """Each input not already written into its slice (zero-copy) is copied there,
-    rescaled to the result's type when it has another."""
+    rescaled to the result's type when it has another (`qnn`)."""
     props = op.props()
-    result = op.result
+    result = op.results[0]
     shape = list(_shape(result))
     axis = (props.int("axis") or 0) % len(shape)
     output_element = _element(result)
-    multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
+    multipliers, shifts = None, None
+    if isinstance(op, qnn.ConcatOp):
+        multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
     target = lowering.storage(result)
     start = 0
-    for index, value in enumerate(op.inputs):
+    for index, value in enumerate(op.operands):
         value_shape = list(_shape(value))
         element = _element(value)
         rescale = multipliers is not None and shifts is not None
@@ -953,7 +1039,9 @@ def _copy_into(
 # Dispatch
 
 
-ELEMENTWISE = (qnn.AddOp, qnn.MulOp, qnn.ClampOp, qnn.LutOp, qnn.RequantizeOp)
+QUANTIZED_ELEMENTWISE = (qnn.AddOp, qnn.MulOp, qnn.ClampOp, qnn.RequantizeOp)
+FLOAT_ELEMENTWISE = (nn.AddOp, nn.ReluOp, nn.ClipOp)
+ELEMENTWISE = (*QUANTIZED_ELEMENTWISE, qnn.LutOp, *FLOAT_ELEMENTWISE)
 
 
 def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None] | None:
@@ -965,17 +1053,17 @@ def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None]
         return None
     if not _runs_on_npu(op):
         return None
-    if isinstance(op, qnn.ConvOp):
+    if isinstance(op, qnn.ConvOp | nn.ConvOp):
         return lambda: lower_conv(lowering, op)
-    if isinstance(op, qnn.GemmOp | qnn.MatMulOp):
+    if isinstance(op, qnn.GemmOp | qnn.MatMulOp | nn.GemmOp | nn.MatMulOp):
         return lambda: lower_gemm(lowering, op)
-    if isinstance(op, qnn.MaxPoolOp | qnn.AveragePoolOp | qnn.GlobalAveragePoolOp):
+    if isinstance(op, POOLS):
         return lambda: lower_pool(lowering, op)
     if isinstance(op, ELEMENTWISE):
         return lambda: lower_elementwise(lowering, op)
     if isinstance(op, qnn.PadOp):
         return lambda: lower_pad(lowering, op)
-    if isinstance(op, qnn.ConcatOp):
+    if isinstance(op, qnn.ConcatOp | nn.ConcatOp):
         return lambda: lower_concat(lowering, op)
     return None
 

@@ -42,11 +42,13 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
     TensorType,
+    f32,
     i32,
     i64,
 )
@@ -450,7 +452,7 @@ class FunctionLowering:
         dest: SSAValue,
         dest_offsets: Sequence[int | SSAValue],
         sizes: Sequence[int],
-        pad: int | None = None,
+        pad: int | float | None = None,
     ) -> None:
         em = self.emitter
         properties: dict[str, Attribute] = {
@@ -459,8 +461,10 @@ class FunctionLowering:
                 i32, [1, 1, len(source_offsets), len(dest_offsets)]
             ),
         }
-        if pad:
-            properties["pad"] = IntegerAttr(pad, i64)
+        if isinstance(pad, float) and pad:
+            properties["pad"] = FloatAttr(pad, f32)
+        elif pad:
+            properties["pad"] = IntegerAttr(int(pad), i64)
         offsets = [em.const(o) if isinstance(o, int) else o for o in source_offsets]
         offsets += [em.const(o) if isinstance(o, int) else o for o in dest_offsets]
         em.add(tile.CopyOp.create(operands=[source, dest, *offsets], properties=properties))
