@@ -52,6 +52,9 @@ LIGHT_MODELS = [
 
 NPU_DEMO = load_target("npu-demo")
 
+FLOAT_RTOL = 1e-4
+"""Float outputs of the tile level against the nn level, relative to the largest output."""
+
 
 def small_sram_target(tmp_path: Path, kib: int) -> Target:
     """npu-demo with `kib` KiB of SRAM."""
@@ -65,7 +68,9 @@ def small_sram_target(tmp_path: Path, kib: int) -> Target:
 def lower_and_compare(
     module: ModuleOp, inputs: dict[str, np.ndarray], target: Target
 ) -> Statistics:
-    """Run `module`, plan and lower it for `target`, run it again: the same outputs."""
+    """Run `module`, plan and lower it for `target`, run it again: the same outputs,
+    bit for bit unless a float layer (one quantization left in float) was tiled, then
+    within FLOAT_RTOL."""
     expected = run_function(module, inputs)
     plan_module(module, target)
     function = next(op for op in module.ops if isinstance(op, FuncOp))
@@ -73,9 +78,14 @@ def lower_and_compare(
     verify_module(module)
     actual = run_function(module, inputs)
     assert expected.keys() == actual.keys()
+    exact = not any(name.startswith("nn.") for name in stats.layers)
     for name, array in expected.items():
         assert actual[name].dtype == array.dtype
-        assert np.array_equal(actual[name], array, equal_nan=True), name
+        if exact:
+            assert np.array_equal(actual[name], array, equal_nan=True), name
+        else:
+            scale = float(np.nanmax(np.abs(array))) if array.size else 0.0
+            assert np.allclose(actual[name], array, rtol=0, atol=FLOAT_RTOL * scale, equal_nan=True)
     return stats
 
 
@@ -138,10 +148,6 @@ def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
         "qnn.conv", "qnn.gemm", "qnn.matmul", "qnn.average_pool", "qnn.add", "qnn.mul",
         "qnn.lut",
     }  # fmt: skip
-
-
-FLOAT_RTOL = 1e-4
-"""Float outputs of the tile level against the nn level, relative to the largest output."""
 
 
 @pytest.mark.parametrize(

@@ -17,17 +17,21 @@ import math
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
 from irc.diagnostics import IrcError, collect_diagnostics
+from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import parse_module
 from irc.passes import parse_pipeline
 from irc.targets import load_target
 from irc.tiling import Layer, Tile, TilingError, minimum_sram, plan_layer
+from irc.tiling.lowering import lower_function
+from irc.tiling.planner import mean_bursts
 from irc.transforms.plan_tiles import plan_module
 
 NPU_DEMO = load_target("npu-demo")
@@ -197,7 +201,8 @@ def test_every_mac_layer_of_the_digits_model_is_planned(target: str) -> None:
     assert again.to_json() == report.to_json()
     data = json.loads(report.to_json())
     assert data["cycles"] == sum(layer["cycles"] for layer in data["layers"])
-    assert report.to_text().count("\n") == len(report.plans) + 2
+    alignment_lines = len(report.alignments) + 1 if report.alignments else 0
+    assert report.to_text().count("\n") == len(report.plans) + 2 + alignment_lines
 
 
 WORKED_EXAMPLE_IR = """
@@ -254,3 +259,76 @@ func.func @main(%x: tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32> {
     report = plan_module(module, NPU_DEMO)
     assert report.plans == []
     assert not any("irc.tiling" in op.attributes for op in module.walk())
+
+
+# --------------------------------------------------------------------------------------
+# Channel alignment
+
+
+def test_mean_bursts_counts_runs_that_straddle_a_burst() -> None:
+    # 64-byte runs starting at multiples of 16: aligned once in four, else two bursts.
+    assert mean_bursts(64, 16, 64) == (1 + 2 + 2 + 2) / 4
+    assert mean_bursts(64, 128, 64) == 1.0
+    # 20-byte runs at multiples of 4: the last 4 of the 16 offsets straddle.
+    assert mean_bursts(20, 4, 64) == (12 * 1 + 4 * 2) / 16
+
+
+def alignment_ir(producer_channels: int, consumer_channels: int) -> str:
+    """A 1x1 conv to 80 channels, then a depthwise 3x3 conv, with forced channel tiles."""
+    q = "!quant.uniform<i8:f32, 0.3:5>"
+    rng = np.random.default_rng(5)
+    pointwise = rng.integers(-127, 128, (80, 1, 1, 32)).tolist()
+    depthwise = rng.integers(-127, 128, (80, 3, 3, 1)).tolist()
+    return f"""
+func.func @main(%x: tensor<1x16x16x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x16x16x80x{q}> {{
+  %w = qnn.constant dense<{pointwise}> : tensor<80x1x1x32xi8> to tensor<80x1x1x32x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %a = qnn.conv %x, %w {{layout = "nhwc", irc.tile_sizes = array<i64: 16, 16, {producer_channels}, 32>}} : (tensor<1x16x16x32x!quant.uniform<i8:f32, 0.1:-3>>, tensor<80x1x1x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x80xi32>
+  %p = qnn.requantize %a {{multiplier = [1431655765], shift = [10]}} : (tensor<1x16x16x80xi32>) -> tensor<1x16x16x80x{q}>
+  %d = qnn.constant dense<{depthwise}> : tensor<80x3x3x1xi8> to tensor<80x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %b = qnn.conv %p, %d {{layout = "nhwc", group = 80, pads = [1, 1, 1, 1], irc.tile_sizes = array<i64: 16, 16, {consumer_channels}, 1>}} : (tensor<1x16x16x80x{q}>, tensor<80x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x80xi32>
+  %y = qnn.requantize %b {{multiplier = [1431655765], shift = [9]}} : (tensor<1x16x16x80xi32>) -> tensor<1x16x16x80x{q}>
+  func.return %y : tensor<1x16x16x80x{q}>
+}}"""
+
+
+@pytest.mark.parametrize(("producer", "consumer", "padded"), [(64, 64, True), (80, 80, False)])
+def test_channel_alignment_pads_only_where_it_pays(
+    producer: int, consumer: int, padded: bool
+) -> None:
+    """80 int8 channels are 80 bytes a pixel: a 64-channel tile's runs start at
+    multiples of 16 bytes and mostly straddle two bursts. Stored as 128 channels they
+    start on bursts. That pays when both layers cut the channels; when both read and
+    write all 80 channels, padding would only cut their contiguous rows into pixels."""
+    module = parse_module(alignment_ir(producer, consumer), make_context(), "align.mlir")
+    report = plan_module(module, NPU_DEMO)
+    (choice,) = report.alignments
+    assert (choice.channels, choice.stored, choice.padded) == (80, 128, padded)
+    assert choice.extra_bytes == 16 * 16 * 48
+    assert (choice.padded_cycles < choice.cycles) == padded
+    assert report.cycles == (choice.padded_cycles if padded else choice.cycles)
+    requantize = next(op for op in module.walk() if op.name == "qnn.requantize")
+    assert ("irc.stored_channels" in requantize.attributes) == padded
+    verdict = "padded" if padded else "kept"
+    assert f"80 -> 128 channels: {choice.cycles} cycles as is" in report.to_text()
+    assert report.to_text().rstrip().endswith(verdict)
+    # DDR planning gives the padded tensor its padded size.
+    from irc.tiling.memory import plan_function
+
+    function = next(op for op in module.ops if op.name == "func.func")
+    plan, index_of = plan_function(function, NPU_DEMO.dma.burst_bytes)
+    stored = plan.values[index_of[requantize.results[0]]].size
+    assert stored == 16 * 16 * (128 if padded else 80)
+    # The tile level stores it so (128 channels a pixel) and computes the same integers.
+    module = parse_module(alignment_ir(producer, consumer), make_context(), "align.mlir")
+    x = np.random.default_rng(3).integers(-128, 128, (1, 16, 16, 32)).astype(np.int8)
+    expected = run_function(module, [x])
+    plan_module(module, NPU_DEMO)
+    function = next(op for op in module.ops if op.name == "func.func")
+    lower_function(function, NPU_DEMO)  # type: ignore[arg-type]
+    assert ('memref<1x16x16x128xi8, "ddr">' in str(module)) == padded
+    actual = run_function(module, [x])
+    assert np.array_equal(actual["output_0"], expected["output_0"])
+    assert len(np.unique(expected["output_0"])) > 20
+    # Without alignment nothing is considered.
+    module = parse_module(alignment_ir(producer, consumer), make_context(), "align.mlir")
+    assert plan_module(module, NPU_DEMO, align_channels=False).alignments == []

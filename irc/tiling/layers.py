@@ -323,7 +323,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     x = _storage_as(lowering, op.input, _planar(_shape(op.input)))
     w = _storage_as(lowering, op.weight, _planar(_shape(op.weight)))
     y = _storage_as(lowering, result, _planar(_shape(result)))
-    if not x.whole:
+    if not x.spatially_whole:
         raise UnsupportedLayer("a conv input inside another buffer")
     bias = lowering.storage(op.bias) if op.bias is not None else None
     params = _output_params(lowering, requantize, out_c)
@@ -686,7 +686,7 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
     b = LayerBuilder(lowering, plan)
     em = b.em
     x, y = lowering.storage(source), lowering.storage(result)
-    if not x.whole:
+    if not x.spatially_whole:
         raise UnsupportedLayer("a pool input inside another buffer")
     tile_sizes = plan.tile
     dims = [

@@ -59,7 +59,7 @@ from irc.diagnostics import error
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.tiling import memory
-from irc.tiling.planner import Layer, Plan, Tile, TilingError, layer_of, plan_layer
+from irc.tiling.planner import Layer, Plan, Tile, TilingError, layer_of, plan_layer, stored_channels
 
 if TYPE_CHECKING:
     from irc.targets import Target
@@ -290,6 +290,15 @@ class Storage:
         assert isinstance(buffer_type, MemRefType)
         return not any(self.base) and tuple(buffer_type.get_shape()) == self.shape
 
+    @property
+    def spatially_whole(self) -> bool:
+        """The value fills its buffer but for padding channels (the last axis): a box
+        reaching past its rows or columns reads padding, never a neighbour's data."""
+        buffer_type = self.buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        shape = tuple(buffer_type.get_shape())
+        return not any(self.base) and shape[:-1] == self.shape[:-1] and shape[-1] >= self.shape[-1]
+
 
 @dataclass
 class Statistics:
@@ -423,6 +432,9 @@ class FunctionLowering:
         record = self.values[index]
         shape = _shape(value)
         offset = IntegerAttr(max(record.offset, 0), i64)
+        stored = stored_channels(value)
+        if stored and self._computed_here(value):  # channel alignment: padded channels
+            shape = (*shape[:-1], stored)
         buffer_type = memref(shape, element, DDR)
         op: Operation
         if self._computed_here(value) or index in self.concat_roots:

@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
-from irc.tiling.planner import ELEMENTWISE_OPS, element_bytes
+from irc.tiling.planner import ELEMENTWISE_OPS, element_bytes, stored_channels
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -300,6 +300,9 @@ def function_values(
             elif _is_fused_accumulator(op):
                 role = "fused"
             size = 0 if role == "fused" else _bytes(result.type)
+            stored = stored_channels(result)
+            if stored:  # channel alignment pads the channel stride
+                size = size // _shape(result.type)[-1] * stored  # type: ignore[index]
             values.append(Value(name, size, op_index, last_use(result), role))
     # A MAC layer and its requantize run as one, tile by tile: the requantized
     # result is written while the layer's inputs are still read.

@@ -43,10 +43,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from itertools import product
 from typing import TYPE_CHECKING, Literal
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
@@ -108,6 +109,11 @@ class Layer:
     table_bytes: int = 0
     """SRAM bytes of constant data the whole layer shares (a lookup table, one
     (multiplier, shift) pair)."""
+    in_c_stored: int = 0
+    """Channels per pixel of the input as stored in DDR (0: in_c); more when channel
+    alignment pads the tensor's channel stride to whole bursts."""
+    out_c_stored: int = 0
+    """Channels per pixel of the output as stored (0: out_c)."""
     channels_last: bool = True
     """The activations' layout in DDR (NHWC), which decides how contiguous a box is."""
 
@@ -197,6 +203,34 @@ def element_bytes(value_type: Attribute) -> int:
 
 def _element_bytes(value: SSAValue) -> int:
     return element_bytes(value.type)
+
+
+STORED_CHANNELS_ATTR = "irc.stored_channels"
+"""On the op defining an NHWC tensor: its channels per pixel as stored in DDR, when
+channel alignment pads them (plan-tiles decides, plan-ddr and lower-to-tile follow)."""
+
+
+def stored_channels(value: SSAValue) -> int:
+    """The stored channels of a tensor whose channel stride is padded, else 0."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        attribute = owner.attributes.get(STORED_CHANNELS_ATTR)
+        if isinstance(attribute, IntegerAttr):
+            return attribute.value.data
+    return 0
+
+
+def _output_value(op: Operation) -> SSAValue:
+    """The tensor a layer writes: a MAC layer's requantized result when the
+    requantize of its accumulator runs with it."""
+    users = list(op.results[0].uses)
+    if (
+        len(users) == 1
+        and isinstance(users[0].operation, qnn.RequantizeOp)
+        and isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp)
+    ):
+        return users[0].operation.results[0]
+    return op.results[0]
 
 
 class _Unmodeled(Exception):
@@ -299,6 +333,8 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             weight_bytes=_element_bytes(op.operands[1]),
             has_weights=True,
             quantized=quantized,
+            in_c_stored=stored_channels(op.operands[0]),
+            out_c_stored=stored_channels(_output_value(op)),
             channels_last=channels_last,
         )
     if isinstance(op, GEMM_OPS):
@@ -357,6 +393,8 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             in_bytes=_element_bytes(op.operands[0]),
             out_bytes=_element_bytes(op.results[0]),
             quantized=quantized_element(op.results[0].type) is not None,
+            in_c_stored=stored_channels(op.operands[0]),
+            out_c_stored=stored_channels(op.results[0]),
             channels_last=channels_last,
         )
     if isinstance(op, ELEMENTWISE_OPS):
@@ -442,15 +480,35 @@ def _splits(total: int, size: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def _box_runs(shape: Sequence[int], box: Sequence[int]) -> tuple[int, int]:
-    """(contiguous runs, elements per run) of a box in a row-major tensor."""
+def _box_runs(shape: Sequence[int], box: Sequence[int]) -> tuple[int, int, int]:
+    """(contiguous runs, elements per run, alignment step) of a box in a row-major
+    tensor. Every run of every box of this size starts at a multiple of the step (in
+    elements): a box cut along the last axis (a channel tile of an NHWC map) starts
+    at multiples of its size there, and its runs are one row of that axis apart; a
+    box cut along another axis (rows or columns, whose origins move with halos and
+    strides) starts at any multiple of the axes inside it."""
     run = 1
+    step = math.prod(shape)
     for axis in range(len(shape) - 1, -1, -1):
         run *= box[axis]
         if box[axis] != shape[axis]:
+            inner = math.prod(shape[axis + 1 :])
+            last = axis == len(shape) - 1
+            step = inner * (math.gcd(box[axis], shape[axis]) if last else 1)
             break
     elements = math.prod(box)
-    return elements // run if run else 0, run
+    return (elements // run if run else 0), run, step
+
+
+@cache
+def mean_bursts(run_bytes: int, step_bytes: int, burst: int) -> float:
+    """The bursts a run of `run_bytes` touches on average when runs start at multiples
+    of `step_bytes`: at offsets k * gcd(step, burst) within a burst, all equally often
+    (over many tiles). An aligned run (the step a multiple of the burst) touches
+    ceil(run / burst); a misaligned one often one more."""
+    granule = math.gcd(step_bytes, burst) or burst
+    offsets = range(0, burst, granule)
+    return sum(-(-(offset + run_bytes) // burst) for offset in offsets) / len(offsets)
 
 
 @dataclass
@@ -545,9 +603,18 @@ class _Model:
 
     # ---- DMA --------------------------------------------------------------------------
 
-    def dma_cycles(self, runs: int, run_bytes: int, descriptors: int) -> tuple[int, int]:
-        """(cycles, bytes moved) of `runs` contiguous runs, bursts rounded up."""
-        moved = runs * _align(run_bytes, self.burst) if run_bytes else 0
+    def dma_cycles(
+        self, runs: int, run_bytes: int, descriptors: int, step_bytes: int = 0
+    ) -> tuple[int, int]:
+        """(cycles, bytes moved) of `runs` contiguous runs, whole bursts each; runs that
+        start at multiples of `step_bytes` (0: burst-aligned) touch a burst more when
+        they straddle a burst boundary."""
+        if not run_bytes:
+            moved = 0
+        elif not step_bytes or step_bytes % self.burst == 0:
+            moved = runs * _align(run_bytes, self.burst)
+        else:
+            moved = round(runs * mean_bursts(run_bytes, step_bytes, self.burst) * self.burst)
         cycles = descriptors * self.latency + math.ceil(moved / self.bytes_per_cycle)
         return cycles, moved
 
@@ -561,22 +628,24 @@ class _Model:
         )
         # Padding is not in DDR: the box is clipped to the stored input.
         box_h, box_w = min(box_h, layer.in_h), min(box_w, layer.in_w)
+        stored = layer.in_c_stored or layer.in_c
         if layer.channels_last:
-            shape, box = (layer.in_h, layer.in_w, layer.in_c), (box_h, box_w, channels)
+            shape, box = (layer.in_h, layer.in_w, stored), (box_h, box_w, channels)
         else:
-            shape, box = (layer.in_c, layer.in_h, layer.in_w), (channels, box_h, box_w)
-        runs, run = _box_runs(shape, box)
-        cycles, moved = self.dma_cycles(runs, run * layer.in_bytes, 1)
+            shape, box = (stored, layer.in_h, layer.in_w), (channels, box_h, box_w)
+        runs, run, step = _box_runs(shape, box)
+        cycles, moved = self.dma_cycles(runs, run * layer.in_bytes, 1, step * layer.in_bytes)
         return cycles * layer.inputs, moved * layer.inputs
 
     def output_dma(self, rows: int, columns: int, channels: int) -> tuple[int, int]:
         layer = self.layer
+        stored = layer.out_c_stored or layer.out_c
         if layer.channels_last:
-            shape, box = (layer.out_h, layer.out_w, layer.out_c), (rows, columns, channels)
+            shape, box = (layer.out_h, layer.out_w, stored), (rows, columns, channels)
         else:
-            shape, box = (layer.out_c, layer.out_h, layer.out_w), (channels, rows, columns)
-        runs, run = _box_runs(shape, box)
-        return self.dma_cycles(runs, run * layer.out_bytes, 1)
+            shape, box = (stored, layer.out_h, layer.out_w), (channels, rows, columns)
+        runs, run, step = _box_runs(shape, box)
+        return self.dma_cycles(runs, run * layer.out_bytes, 1, step * layer.out_bytes)
 
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
         layer = self.layer

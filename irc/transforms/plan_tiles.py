@@ -31,6 +31,7 @@ from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.dialects import qnn
 from irc.fileio import write_report
 from irc.passes import option
+from irc.tiling.alignment import AlignmentChoice, choose_alignment
 from irc.tiling.planner import Plan, Tile, TilingError, layer_of, plan_layer
 
 PLAN_ATTR = "irc.tiling"
@@ -47,6 +48,8 @@ class TilingReport:
     target: str
     sram_bytes: int
     plans: list[Plan] = field(default_factory=list)
+    alignments: list[AlignmentChoice] = field(default_factory=list)
+    """Every tensor whose channel stride padding could speed up, and the decision."""
 
     @property
     def cycles(self) -> int:
@@ -84,7 +87,21 @@ class TilingReport:
             }
             for plan in self.plans
         ]
+        alignments = [
+            {
+                "tensor": choice.tensor,
+                "channels": choice.channels,
+                "stored": choice.stored,
+                "padded": choice.padded,
+                "cycles": choice.cycles,
+                "padded_cycles": choice.padded_cycles,
+                "extra_bytes": choice.extra_bytes,
+                "layers": list(choice.layers),
+            }
+            for choice in self.alignments
+        ]
         data = {
+            "alignment": alignments,
             "target": self.target,
             "sram_bytes": self.sram_bytes,
             "cycles": self.cycles,
@@ -114,6 +131,18 @@ class TilingReport:
                 f"{plan.tile_count:>6} {plan.order:<7} {plan.sram_bytes:>9} "
                 f"{plan.ddr_read:>10} {plan.ddr_written:>10} {plan.cycles:>10} "
                 f"{plan.lower_bound:>10} {plan.efficiency:>5.0%}{buffering}"
+            )
+        if self.alignments:
+            lines.append(
+                "channel alignment (pad a tensor's channels to whole DMA bursts where it "
+                "saves cycles):"
+            )
+        for choice in self.alignments:
+            verdict = "padded" if choice.padded else "kept"
+            lines.append(
+                f"  {choice.tensor[:28]:<28} {choice.channels} -> {choice.stored} channels: "
+                f"{choice.cycles} cycles as is, {choice.padded_cycles} padded "
+                f"(+{choice.extra_bytes} DDR bytes): {verdict}"
             )
         return "\n".join(lines) + "\n"
 
@@ -200,22 +229,31 @@ def _plan_attribute(plan: Plan) -> DictionaryAttr:
     )
 
 
-def plan_module(module: ModuleOp, target: object, tile_sizes: tuple[int, ...] = ()) -> TilingReport:
-    """Plan every NPU layer of `module` for `target`, annotate it, and report."""
+def plan_module(
+    module: ModuleOp,
+    target: object,
+    tile_sizes: tuple[int, ...] = (),
+    align_channels: bool = True,
+) -> TilingReport:
+    """Plan every NPU layer of `module` for `target`, decide channel alignment
+    (`irc.tiling.alignment`), annotate the ops, and report."""
     from irc.targets import Target
 
     assert isinstance(target, Target)
     report = TilingReport(target.name, target.sram.size_bytes)
     failures: list[Diagnostic] = []
+    plans: dict[Operation, Plan] = {}
+    names: dict[Operation, str] = {}
     for op in module.walk():
         if _is_fused_requantize(op) or not _runs_on_npu(op):
             continue
         location = Location.of(op)
         try:
-            layer = layer_of(op, _layer_name(location, op))
+            names[op] = _layer_name(location, op)
+            layer = layer_of(op, names[op])
             if layer is None:
                 continue
-            plan = plan_layer(layer, target, _forced_tile(op, tile_sizes))
+            plans[op] = plan_layer(layer, target, _forced_tile(op, tile_sizes))
         except TilingError as failure:
             failures.append(
                 Diagnostic(
@@ -224,13 +262,17 @@ def plan_module(module: ModuleOp, target: object, tile_sizes: tuple[int, ...] = 
                     hint="choose a target with more SRAM, or keep this layer on the CPU",
                 )
             )
-            continue
-        op.attributes[PLAN_ATTR] = _plan_attribute(plan)
-        report.plans.append(plan)
     if failures:
         from irc.diagnostics import IrcError
 
         raise IrcError(failures)
+    if align_channels:
+        for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+            if function.body.blocks.first is not None:
+                report.alignments += choose_alignment(function, plans, target, names)
+    for op, plan in plans.items():
+        op.attributes[PLAN_ATTR] = _plan_attribute(plan)
+        report.plans.append(plan)
     return report
 
 
@@ -267,6 +309,9 @@ class PlanTilesPass(ModulePass):
     tile_sizes: tuple[int, ...] = option(
         (), "force every layer's tile: rows,columns,channels,depth (for tests)"
     )
+    align_channels: bool = option(
+        True, "pad a tensor's stored channels to whole DMA bursts where it saves cycles"
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from irc.passes import PIPELINE_FILE
@@ -280,7 +325,7 @@ class PlanTilesPass(ModulePass):
                 hint="plan-tiles{tile-sizes=8,56,64,32}",
             )
         target = require_target(self.name, self.target or None)
-        report = plan_module(op, target, tuple(self.tile_sizes))
+        report = plan_module(op, target, tuple(self.tile_sizes), self.align_channels)
         if self.report:
             report.write(self.report)
         anchor = next(iter(o for o in op.walk() if isinstance(o, FuncOp)), op)

@@ -1,5 +1,6 @@
 // RUN: irc-opt %s --split-input-file --target=npu-demo -p plan-tiles --verify-diagnostics | FileCheck %s
 // RUN: irc-opt %s --split-input-file --target=npu-demo -p 'plan-tiles{tile-sizes=4,56,64,32}' | FileCheck %s --check-prefix=FORCED
+// RUN: irc-opt %s --split-input-file --target=npu-demo -p 'plan-tiles{align-channels=false}' | FileCheck %s --check-prefix=NOALIGN
 // RUN: not irc-opt %s --split-input-file --target=%S/Inputs/tiling-small-sram.toml -p plan-tiles 2>&1 | FileCheck %s --check-prefix=SMALL
 
 // `plan-tiles` on npu-demo (16x16 MACs at 500 MHz, 512 KiB SRAM in 64-byte units,
@@ -86,4 +87,26 @@ func.func @forced(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w: tensor
   %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.tile_sizes = array<i64: 8, 56, 64, 16>} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
   %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x56x56x64xi32>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
   func.return %y : tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
+// Channel alignment: 80 int8 channels are 80 bytes a pixel, so a tile of 64 channels
+// moves 64-byte runs that start at multiples of 16 bytes and mostly straddle two
+// bursts. Both layers cut the channels (forced tiles of 64), so storing the tensor
+// with 128 channels a pixel (every run on a burst) saves cycles: the requantize that
+// defines it is marked, and both layers are costed with it.
+// CHECK-LABEL: func.func @aligned
+// CHECK:         qnn.requantize %a {multiplier = [1431655765], shift = [4], irc.stored_channels = 128 : i64}
+// NOALIGN-LABEL: func.func @aligned
+// NOALIGN-NOT:     irc.stored_channels
+// expected-remark @+1 {{plan-tiles: 2 layers for npu-demo, 94468 cycles estimated}}
+func.func @aligned(%x: tensor<1x16x16x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x16x16x80x!quant.uniform<i8:f32, 0.2:1>> {
+  %w = qnn.constant dense<1> : tensor<80x1x1x32xi8> to tensor<80x1x1x32x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %a = qnn.conv %x, %w {layout = "nhwc", irc.tile_sizes = array<i64: 16, 16, 64, 32>} : (tensor<1x16x16x32x!quant.uniform<i8:f32, 0.1:-3>>, tensor<80x1x1x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x80xi32>
+  %p = qnn.requantize %a {multiplier = [1431655765], shift = [4]} : (tensor<1x16x16x80xi32>) -> tensor<1x16x16x80x!quant.uniform<i8:f32, 0.3:5>>
+  %d = qnn.constant dense<1> : tensor<80x3x3x1xi8> to tensor<80x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %b = qnn.conv %p, %d {layout = "nhwc", group = 80, pads = [1, 1, 1, 1], irc.tile_sizes = array<i64: 16, 16, 64, 1>} : (tensor<1x16x16x80x!quant.uniform<i8:f32, 0.3:5>>, tensor<80x3x3x1x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x80xi32>
+  %y = qnn.requantize %b {multiplier = [1431655765], shift = [4]} : (tensor<1x16x16x80xi32>) -> tensor<1x16x16x80x!quant.uniform<i8:f32, 0.2:1>>
+  func.return %y : tensor<1x16x16x80x!quant.uniform<i8:f32, 0.2:1>>
 }
