@@ -42,16 +42,17 @@ from irc.tiling.lowering import (
     SRAM,
     Bound,
     Dim,
+    Emitter,
     FunctionLowering,
     Storage,
     UnsupportedLayer,
-    _fused_requantize,
-    _shape,
-    _symmetric,
-    _zero_point,
+    fused_requantize,
+    is_symmetric,
     memref,
     row_boxes,
     storage_element,
+    tensor_shape,
+    zero_point_of,
 )
 from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer, Plan, layer_of
 
@@ -276,10 +277,10 @@ def _floating(*values: SSAValue) -> bool:
 
 
 def _clamp_in_place(
-    em: object, buffer: SSAValue, bounds: tuple[float | None, float | None]
+    em: Emitter, buffer: SSAValue, bounds: tuple[float | None, float | None]
 ) -> None:
     low, high = bounds
-    em.add(_create(tile.ClampOp, [buffer, buffer], clamp_min=low, clamp_max=high))  # type: ignore[attr-defined]
+    em.add(_create(tile.ClampOp, [buffer, buffer], clamp_min=low, clamp_max=high))
 
 
 # --------------------------------------------------------------------------------------
@@ -290,27 +291,27 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     """A `qnn.conv` (with the requantize of its accumulator, when it has one), or a
     float `nn.conv` (with its fused relu or clip)."""
     props = op.props()
-    rank = len(_shape(op.input))
+    rank = len(tensor_shape(op.input))
     if props.str("layout") != "nhwc" or rank not in (3, 4):
         raise UnsupportedLayer("only NHWC 1-D and 2-D convolutions are tiled")
     floating = _floating(op.input, op.weight, op.result)
     if floating != isinstance(op, nn.ConvOp):
         raise UnsupportedLayer("an nn.conv on quantized values")
-    if not floating and not _symmetric(op.weight):
+    if not floating and not is_symmetric(op.weight):
         raise UnsupportedLayer("a weight with a zero point")
     activation = _float_bounds(op) if floating else None
     accumulator_element = f32 if floating else i32
-    requantize = _fused_requantize(op)
+    requantize = fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
-    batch, _, _, _ = _planar(_shape(op.input))
-    _, out_h, out_w, out_c = _planar(_shape(op.result))
-    _, kernel_h, kernel_w, in_per_group = _planar(_shape(op.weight))
+    batch, _, _, _ = _planar(tensor_shape(op.input))
+    _, out_h, out_w, out_c = _planar(tensor_shape(op.result))
+    _, kernel_h, kernel_w, in_per_group = _planar(tensor_shape(op.weight))
     groups = props.int("group") or 1
     out_per_group = out_c // groups
     strides = _planar_pair(props.ints("strides"), 1)
     dilations = _planar_pair(props.ints("dilations"), 1)
     pads = _planar_pads(props.ints("pads"))
-    zero_point = _zero_point(op.input)
+    zero_point = zero_point_of(op.input)
     input_element, weight_element = _element(op.input), _element(op.weight)
     output_element = _element(result)
 
@@ -320,9 +321,9 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     if requantize is not None:
         lowering.lowered.add(requantize)
     # A 1-D conv is a 2-D one of width 1: its buffers are viewed as such.
-    x = _storage_as(lowering, op.input, _planar(_shape(op.input)))
-    w = _storage_as(lowering, op.weight, _planar(_shape(op.weight)))
-    y = _storage_as(lowering, result, _planar(_shape(result)))
+    x = _storage_as(lowering, op.input, _planar(tensor_shape(op.input)))
+    w = _storage_as(lowering, op.weight, _planar(tensor_shape(op.weight)))
+    y = _storage_as(lowering, result, _planar(tensor_shape(result)))
     if not x.spatially_whole:
         raise UnsupportedLayer("a conv input inside another buffer")
     bias = lowering.storage(op.bias) if op.bias is not None else None
@@ -425,7 +426,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
             _create(
                 tile.RequantizeOp,
                 [acc, state["params"], out],
-                output_zero_point=_zero_point(result) or None,
+                output_zero_point=zero_point_of(result) or None,
                 clamp_min=low,
                 clamp_max=high,
             )
@@ -473,7 +474,7 @@ def _output_params(
         return None
     props = requantize.props()
     multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
-    rank = len(_shape(requantize.input))
+    rank = len(tensor_shape(requantize.input))
     axis = props.int("axis")
     if axis is not None and axis % rank != rank - 1:
         raise UnsupportedLayer("per-channel requantization along another axis than the last")
@@ -498,28 +499,28 @@ def lower_gemm(
     if gemm and props.bool("trans_a"):
         raise UnsupportedLayer("a gemm with a transposed left side")
     trans_b = gemm and props.bool("trans_b")
-    lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
+    lhs_shape, rhs_shape = tensor_shape(op.lhs), tensor_shape(op.rhs)
     if len(rhs_shape) != 2 or len(lhs_shape) < 2:
         raise UnsupportedLayer("a batched matrix product")
     floating = _floating(op.lhs, op.rhs, op.result)
     if floating != isinstance(op, nn.GemmOp | nn.MatMulOp):
         raise UnsupportedLayer("an nn matrix product on quantized values")
-    if not floating and not _symmetric(op.rhs):
+    if not floating and not is_symmetric(op.rhs):
         raise UnsupportedLayer("a right side with a zero point")
     if isinstance(op, nn.GemmOp) and (props.float("alpha"), props.float("beta")) != (1.0, 1.0):
         raise UnsupportedLayer("a gemm with alpha or beta")
     activation = _float_bounds(op) if floating else None
     accumulator_element = f32 if floating else i32
     bias_value = op.bias if isinstance(op, qnn.GemmOp | nn.GemmOp) else None
-    out_shape = _shape(op.result)
+    out_shape = tensor_shape(op.result)
     features = out_shape[-1]
-    if bias_value is not None and math.prod(_shape(bias_value)) != features:
+    if bias_value is not None and math.prod(tensor_shape(bias_value)) != features:
         raise UnsupportedLayer("a bias that is not one value per output feature")
-    requantize = _fused_requantize(op)
+    requantize = fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
     depth = lhs_shape[-1]
     lead = list(out_shape[:-1])
-    zero_point = _zero_point(op.lhs)
+    zero_point = zero_point_of(op.lhs)
     lhs_element, rhs_element, output_element = _element(op.lhs), _element(op.rhs), _element(result)
 
     plan = lowering.plan(op)
@@ -609,7 +610,7 @@ def lower_gemm(
             _create(
                 tile.RequantizeOp,
                 [acc, state["params"], out],
-                output_zero_point=_zero_point(result) or None,
+                output_zero_point=zero_point_of(result) or None,
                 clamp_min=low,
                 clamp_max=high,
             )
@@ -660,11 +661,11 @@ FLOAT32_LOWEST = float(np.finfo(np.float32).min)
 def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
     """Max, average and global average pooling, NHWC (`qnn`, or float `nn`)."""
     props = op.props()  # type: ignore[attr-defined]
-    if props.str("layout") != "nhwc" or len(_shape(op.operands[0])) != 4:
+    if props.str("layout") != "nhwc" or len(tensor_shape(op.operands[0])) != 4:
         raise UnsupportedLayer("only NHWC 2-D pooling is tiled")
     source, result = op.operands[0], op.results[0]
-    batch, in_h, in_w, _ = _shape(source)
-    _, out_h, out_w, channels = _shape(result)
+    batch, in_h, in_w, _ = tensor_shape(source)
+    _, out_h, out_w, channels = tensor_shape(result)
     element = _element(source)
     if _element(result) != element:
         raise UnsupportedLayer("a pool that changes the storage type")
@@ -677,7 +678,7 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
     dilations = [1, 1] if whole else list(props.ints("dilations") or [1, 1])
     pads = [0, 0, 0, 0] if whole else list(props.ints("pads") or [0, 0, 0, 0])
     average = not isinstance(op, qnn.MaxPoolOp | nn.MaxPoolOp)
-    zero_point = _zero_point(source)
+    zero_point = zero_point_of(source)
     pad: int | float = zero_point if average else tile.storage_range(element)[0] if not (
         floating
     ) else FLOAT32_LOWEST  # fmt: skip
@@ -727,7 +728,7 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
                 input_w=in_w,
                 count_include_pad=True if props.bool("count_include_pad") else None,
                 input_zero_point=zero_point or None,
-                output_zero_point=_zero_point(result) or None,
+                output_zero_point=zero_point_of(result) or None,
             )
             if not floating:
                 values.update(multiplier=props.int("multiplier"), shift=props.int("shift"))
@@ -802,9 +803,9 @@ def _storage_as(lowering: FunctionLowering, value: SSAValue, shape: Sequence[int
 def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
     """add, mul, clamp, lut and a standalone requantize, on same-shape operands."""
     result = op.results[0]
-    shape = list(_shape(result)) or [1]
+    shape = list(tensor_shape(result)) or [1]
     inputs = list(op.operands)
-    if any(list(_shape(value)) != list(_shape(result)) for value in inputs):
+    if any(list(tensor_shape(value)) != list(tensor_shape(result)) for value in inputs):
         raise UnsupportedLayer("operands that broadcast")
     elements = [_element(value) for value in inputs]
     output_element = _element(result)
@@ -859,11 +860,11 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
             tiles.append(buffer)
         out = b.sram("output", box, output_element)
         low, high = _clamp(op) if isinstance(op, QUANTIZED_ELEMENTWISE) else (None, None)
-        output_zero_point = _zero_point(result) or None
+        output_zero_point = zero_point_of(result) or None
         if isinstance(op, qnn.AddOp | qnn.MulOp):
             common = dict(
-                lhs_zero_point=_zero_point(inputs[0]) or None,
-                rhs_zero_point=_zero_point(inputs[1]) or None,
+                lhs_zero_point=zero_point_of(inputs[0]) or None,
+                rhs_zero_point=zero_point_of(inputs[1]) or None,
                 output_zero_point=output_zero_point,
                 multiplier=props.int("multiplier"),
                 shift=props.int("shift"),
@@ -901,7 +902,7 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
                 _create(
                     tile.RequantizeOp,
                     [tiles[0], state["params"], out],
-                    input_zero_point=_zero_point(inputs[0]) or None,
+                    input_zero_point=zero_point_of(inputs[0]) or None,
                     output_zero_point=output_zero_point,
                     clamp_min=low,
                     clamp_max=high,
@@ -922,7 +923,7 @@ def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
     props = op.props()
     if props.str("mode") not in (None, "constant") or len(op.operands) != 1:
         raise UnsupportedLayer("a reflect or edge pad")
-    shape = list(_shape(op.result))
+    shape = list(tensor_shape(op.result))
     rank = len(shape)
     pads = list(props.ints("pads") or [0] * 2 * rank)
     element = _element(op.input)
@@ -937,7 +938,7 @@ def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
     def body(bounds: Bounds) -> None:
         buffer = b.sram("input", tiled.box(bounds), element)
         b.load(source, tiled.origins(bounds, [-p for p in pads[:rank]]), buffer,
-               pad=_zero_point(op.input))  # fmt: skip
+               pad=zero_point_of(op.input))  # fmt: skip
         b.store(buffer, target, tiled.origins(bounds))
 
     tiled.run(body)
@@ -948,7 +949,7 @@ def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> 
     rescaled to the result's type when it has another (`qnn`)."""
     props = op.props()
     result = op.results[0]
-    shape = list(_shape(result))
+    shape = list(tensor_shape(result))
     axis = (props.int("axis") or 0) % len(shape)
     output_element = _element(result)
     multipliers, shifts = None, None
@@ -957,7 +958,7 @@ def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> 
     target = lowering.storage(result)
     start = 0
     for index, value in enumerate(op.operands):
-        value_shape = list(_shape(value))
+        value_shape = list(tensor_shape(value))
         element = _element(value)
         rescale = multipliers is not None and shifts is not None
         identity = (multipliers[index], shifts[index]) == scheme.IDENTITY_MULTIPLIER if (
@@ -979,7 +980,7 @@ def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> 
             continue  # written by its producer into the slice
         pair = (multipliers[index], shifts[index]) if multipliers and shifts else None
         _copy_into(lowering, op, source, slot, value, element, output_element,
-                   pair if needs_rescale else None, _zero_point(result))  # fmt: skip
+                   pair if needs_rescale else None, zero_point_of(result))  # fmt: skip
 
 
 def _copy_into(
@@ -1024,7 +1025,7 @@ def _copy_into(
             _create(
                 tile.RequantizeOp,
                 [buffer, state["params"], out],
-                input_zero_point=_zero_point(value) or None,
+                input_zero_point=zero_point_of(value) or None,
                 output_zero_point=output_zero_point or None,
             )
         )

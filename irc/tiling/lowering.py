@@ -19,12 +19,13 @@ or a plan made here when the op has none):
   depends on, so a stationary operand is loaded once per tile of the loops outside
   it; a conv's input box carries its halo, and its padding is written by the copy
   with the input's zero point (the storage minimum for a max pool);
-- a split K accumulates into an int32 tile; after the last K step the bias is added,
-  the tile is requantized with its channels' (multiplier, shift) pairs and stored
-  into the output's buffer, or into its slice of a concat's buffer.
+- a split K accumulates into an int32 tile (float32 for a float layer); after the
+  last K step the bias is added, the tile is requantized with its channels'
+  (multiplier, shift) pairs (or clamped by a float layer's fused activation) and
+  stored into the output's buffer, or into its slice of a concat's buffer.
 
-Ops the tile level does not run (float islands such as softmax, LRN, transposes,
-casts, and any op the lowering cannot tile) stay tensor ops: their operands are read
+Ops the tile level does not run (softmax, LRN, transposes, casts, and any op the
+lowering cannot tile; see docs/tiling.md) stay tensor ops: their operands are read
 back with `tile.to_tensor`, and their results become buffers with `tile.to_buffer`
 where an NPU layer reads them. Such an op is what the command stream will run as a
 host call.
@@ -87,19 +88,19 @@ def storage_element(value_type: Attribute) -> Attribute | None:
     return element if element in tile.ELEMENT_TYPES else None
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
+def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     value_type = value.type
     assert isinstance(value_type, TensorType)
     return tuple(value_type.get_shape())
 
 
-def _zero_point(value: SSAValue) -> int:
+def zero_point_of(value: SSAValue) -> int:
     """The zero point of a per-tensor quantized value (0 for a plain integer)."""
     element = quantized_element(value.type)
     return int(element.zero_point_values[0]) if element is not None else 0
 
 
-def _symmetric(value: SSAValue) -> bool:
+def is_symmetric(value: SSAValue) -> bool:
     element = quantized_element(value.type)
     return element is not None and not any(element.zero_point_values)
 
@@ -353,14 +354,14 @@ class FunctionLowering:
         for op in self.block.ops:
             if not isinstance(op, memory.CONCAT_OPS):
                 continue
-            rank = len(_shape(op.results[0]))
+            rank = len(tensor_shape(op.results[0]))
             axis = (op.props().int("axis") or 0) % rank
             start = 0
             for operand in op.operands:
                 index = self.index_of.get(operand)
                 if index is not None and self.values[index].role == "slice":
                     bases[index] = (axis, start)
-                start += _shape(operand)[axis]
+                start += tensor_shape(operand)[axis]
         return bases
 
     # ---- storage ------------------------------------------------------------------------
@@ -381,7 +382,7 @@ class FunctionLowering:
         if element is None:
             raise UnsupportedLayer(f"no tile buffer holds {value.type}")
         record = self.values[index]
-        shape = _shape(value)
+        shape = tensor_shape(value)
         if record.role == "fused":
             raise UnsupportedLayer("an accumulator held in SRAM has no DDR buffer")
         if record.role == "view":
@@ -430,7 +431,7 @@ class FunctionLowering:
         if index in self.roots:
             return self.roots[index]
         record = self.values[index]
-        shape = _shape(value)
+        shape = tensor_shape(value)
         offset = IntegerAttr(max(record.offset, 0), i64)
         stored = stored_channels(value)
         if stored and self._computed_here(value):  # channel alignment: padded channels
@@ -613,7 +614,7 @@ class FunctionLowering:
             ) from None
 
 
-def _fused_requantize(op: Operation) -> qnn.RequantizeOp | None:
+def fused_requantize(op: Operation) -> qnn.RequantizeOp | None:
     """The requantize that alone reads a MAC layer's accumulator."""
     if not isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp):
         return None
