@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_interp_tile import qtype
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -29,7 +30,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    TensorType,
 )
 from xdsl.dialects.func import FuncOp
 
@@ -52,26 +52,6 @@ PRESETS = Path(__file__).resolve().parents[1] / "irc" / "targets" / "presets"
 
 # --------------------------------------------------------------------------------------
 # Writing qnn programs
-
-
-def qtype(
-    shape: Sequence[int],
-    scales: float | Sequence[float] | np.ndarray,
-    zero_point: int = 0,
-    *,
-    signed: bool = True,
-    axis: int | None = None,
-) -> str:
-    """The MLIR text of a quantized tensor type (per axis, narrow range, when `axis` is
-    given)."""
-    element = UniformQuantizedType.make(
-        [float(s) for s in np.ravel(scales)] if axis is not None else float(scales),  # type: ignore[arg-type]
-        [0] * np.size(scales) if axis is not None else zero_point,
-        signed=signed,
-        axis=axis,
-        storage_range=(-127, 127) if axis is not None else None,
-    )
-    return str(TensorType(element, list(shape)))
 
 
 def force(tile: Sequence[int] | None) -> str:

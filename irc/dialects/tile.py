@@ -892,8 +892,25 @@ class _ElementwiseOp(TileOp):
                 raise fail(f"operand #{index} must hold {names}, got {element_of(operand)}")
 
 
+class _QuantizedBinaryOp(_ElementwiseOp):
+    """`tile.add` and `tile.mul`: two 8-bit tiles into a third, with zero points and
+    a clamp."""
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    def check_binary(self, props: Props) -> None:
+        """Shapes, zero points in range, clamp bounds within the output's range."""
+        self.check_same_shapes([self.lhs, self.rhs, self.output])
+        check_in_range(props, "lhs_zero_point", element_of(self.lhs))
+        check_in_range(props, "rhs_zero_point", element_of(self.rhs))
+        check_in_range(props, "output_zero_point", element_of(self.output))
+        check_clamp(props, element_of(self.output))
+
+
 @irdl_op_definition
-class AddOp(_ElementwiseOp):
+class AddOp(_QuantizedBinaryOp):
     """Add two quantized tiles of one shape into a third (TFLite's int8 ADD, as `qnn.add`).
 
     Each input, less its zero point, is shifted left and rescaled to a common scale,
@@ -911,9 +928,6 @@ class AddOp(_ElementwiseOp):
     """
 
     name = "tile.add"
-    lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
-    output = operand_def(MemRefType)
     lhs_zero_point = int_prop(0)
     rhs_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
@@ -928,11 +942,7 @@ class AddOp(_ElementwiseOp):
     clamp_max = int_prop()
 
     def check(self, props: Props) -> None:
-        self.check_same_shapes([self.lhs, self.rhs, self.output])
-        check_in_range(props, "lhs_zero_point", element_of(self.lhs))
-        check_in_range(props, "rhs_zero_point", element_of(self.rhs))
-        check_in_range(props, "output_zero_point", element_of(self.output))
-        check_clamp(props, element_of(self.output))
+        self.check_binary(props)
         left_shift = props.int("left_shift")
         assert left_shift is not None  # the property has a default
         if not 0 <= left_shift <= 22:
@@ -946,7 +956,7 @@ class AddOp(_ElementwiseOp):
 
 
 @irdl_op_definition
-class MulOp(_ElementwiseOp):
+class MulOp(_QuantizedBinaryOp):
     """Multiply two quantized tiles of one shape into a third (TFLite's int8 MUL, as `qnn.mul`).
 
         out = clamp(fixed_point_multiply((x - lhs_zero_point) * (y - rhs_zero_point),
@@ -960,9 +970,6 @@ class MulOp(_ElementwiseOp):
     """
 
     name = "tile.mul"
-    lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
-    output = operand_def(MemRefType)
     lhs_zero_point = int_prop(0)
     rhs_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
@@ -972,11 +979,7 @@ class MulOp(_ElementwiseOp):
     clamp_max = int_prop()
 
     def check(self, props: Props) -> None:
-        self.check_same_shapes([self.lhs, self.rhs, self.output])
-        check_in_range(props, "lhs_zero_point", element_of(self.lhs))
-        check_in_range(props, "rhs_zero_point", element_of(self.rhs))
-        check_in_range(props, "output_zero_point", element_of(self.output))
-        check_clamp(props, element_of(self.output))
+        self.check_binary(props)
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # required properties
         problem = scheme.check_multiplier(multiplier, shift)

@@ -91,6 +91,22 @@ def _pool_counts(op: tile.PoolOp, origin: Sequence[int], out_sizes: Sequence[int
     return np.multiply.outer(counts[0], counts[1]).astype(np.int64)
 
 
+def _requantize_into(output: np.ndarray, sums: np.ndarray, op: tile.AddOp | tile.MulOp) -> None:
+    """Requantize int64 sums with the op's (multiplier, shift), output zero point and
+    clamp into the output tile."""
+    props = op.props()
+    low, high = tile.check_clamp(props, tile.element_of(op.output))
+    result = scheme.requantize(
+        sums,
+        props.int("multiplier"),
+        props.int("shift"),
+        props.int("output_zero_point") or 0,
+        low,
+        high,
+    )
+    _store(output, result)
+
+
 @register_impls
 class TileFunctions(InterpreterFunctions):
     """numpy implementations of every `tile` op, for xDSL's `Interpreter`."""
@@ -307,16 +323,7 @@ class TileFunctions(InterpreterFunctions):
                     props.int(prefix + "shift"),
                 )
             )
-        low, high = tile.check_clamp(props, tile.element_of(op.output))
-        result = scheme.requantize(
-            terms[0] + terms[1],
-            props.int("multiplier"),
-            props.int("shift"),
-            props.int("output_zero_point") or 0,
-            low,
-            high,
-        )
-        _store(output, result)
+        _requantize_into(output, terms[0] + terms[1], op)
         return ()
 
     @impl(tile.MulOp)
@@ -326,16 +333,7 @@ class TileFunctions(InterpreterFunctions):
         product = (lhs.astype(np.int64) - (props.int("lhs_zero_point") or 0)) * (
             rhs.astype(np.int64) - (props.int("rhs_zero_point") or 0)
         )
-        low, high = tile.check_clamp(props, tile.element_of(op.output))
-        result = scheme.requantize(
-            product,
-            props.int("multiplier"),
-            props.int("shift"),
-            props.int("output_zero_point") or 0,
-            low,
-            high,
-        )
-        _store(output, result)
+        _requantize_into(output, product, op)
         return ()
 
     @impl(tile.ClampOp)

@@ -284,6 +284,61 @@ def _clamp_in_place(
 
 
 # --------------------------------------------------------------------------------------
+# What MAC layers share: the per-channel parameters and the output stage
+
+
+@dataclass
+class _OutputStage:
+    """A MAC layer's per-channel constants and what happens to its accumulator tile."""
+
+    bias: Storage | None
+    params: Storage | None
+    """The (multiplier, shift) pairs of the requantize that runs with the layer."""
+    requantize: qnn.RequantizeOp | None
+    activation: tuple[float | None, float | None] | None
+    """A float layer's fused relu or clip."""
+    element: Attribute
+    """The accumulator's element type (i32, or f32 for a float layer)."""
+    output_element: Attribute
+    output_zero_point: int
+
+    def load(self, b: LayerBuilder, channel: Bound, state: dict[str, SSAValue]) -> None:
+        """Copy the channel tile's bias and (multiplier, shift) pairs into SRAM."""
+        em = b.em
+        if self.bias is not None:
+            buffer = b.sram("parameters", [channel.size], self.element)
+            b.load(self.bias, [em.affine([(channel, 1)])], buffer)
+            state["bias"] = buffer
+        if self.params is not None:
+            buffer = b.sram("parameters", [channel.size, 2], i32, within=b.pairs_start())
+            b.load(self.params, [em.affine([(channel, 1)]), 0], buffer)
+            state["params"] = buffer
+
+    def finish(self, b: LayerBuilder, acc: SSAValue, state: dict[str, SSAValue]) -> SSAValue:
+        """Add the bias to the accumulator tile, then requantize it (or apply the
+        float activation); returns the tile to store."""
+        em = b.em
+        if "bias" in state:
+            em.add(_create(tile.BiasAddOp, [acc, state["bias"]]))
+        if self.requantize is None:
+            if self.activation is not None:
+                _clamp_in_place(em, acc, self.activation)
+            return acc
+        out = b.sram("output", _buffer_shape(acc), self.output_element)
+        low, high = _clamp(self.requantize)
+        em.add(
+            _create(
+                tile.RequantizeOp,
+                [acc, state["params"], out],
+                output_zero_point=self.output_zero_point or None,
+                clamp_min=low,
+                clamp_max=high,
+            )
+        )
+        return out
+
+
+# --------------------------------------------------------------------------------------
 # Convolutions
 
 
@@ -327,7 +382,15 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     if not x.spatially_whole:
         raise UnsupportedLayer("a conv input inside another buffer")
     bias = lowering.storage(op.bias) if op.bias is not None else None
-    params = _output_params(lowering, requantize, out_c)
+    stage = _OutputStage(
+        bias,
+        _output_params(lowering, requantize, out_c),
+        requantize,
+        activation,
+        accumulator_element,
+        output_element,
+        zero_point_of(result),
+    )
 
     tile_sizes = plan.tile
     split = tile_sizes.depth < in_per_group
@@ -375,15 +438,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
         state["weights"] = buffer
 
     def load_parameters(bounds: Bounds) -> None:
-        c = bounds["c"]
-        if bias is not None:
-            buffer = b.sram("parameters", [c.size], accumulator_element)
-            b.load(bias, [em.affine([(c, 1)])], buffer)
-            state["bias"] = buffer
-        if params is not None:
-            buffer = b.sram("parameters", [c.size, 2], i32, within=b.pairs_start())
-            b.load(params, [em.affine([(c, 1)]), 0], buffer)
-            state["params"] = buffer
+        stage.load(b, bounds["c"], state)
 
     def accumulator(bounds: Bounds) -> SSAValue:
         shape = [1, bounds["h"].size, bounds["w"].size, bounds["c"].size]
@@ -406,31 +461,8 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
         )
 
     def finish(bounds: Bounds) -> None:
-        acc = accumulator(bounds)
-        if "bias" in state:
-            em.add(_create(tile.BiasAddOp, [acc, state["bias"]]))
-        origins = [
-            em.affine([(bounds["n"], 1)]),
-            em.affine([(bounds["h"], 1)]),
-            em.affine([(bounds["w"], 1)]),
-            em.affine([(bounds["c"], 1)]),
-        ]
-        if requantize is None:
-            if activation is not None:
-                _clamp_in_place(em, acc, activation)
-            b.store(acc, y, origins)
-            return
-        out = b.sram("output", _buffer_shape(acc), output_element)
-        low, high = _clamp(requantize)
-        em.add(
-            _create(
-                tile.RequantizeOp,
-                [acc, state["params"], out],
-                output_zero_point=zero_point_of(result) or None,
-                clamp_min=low,
-                clamp_max=high,
-            )
-        )
+        out = stage.finish(b, accumulator(bounds), state)
+        origins = [em.affine([(bounds[name], 1)]) for name in ("n", "h", "w", "c")]
         b.store(out, y, origins)
 
     input_depends = ["n", "h", "w"] + (["c"] if grouped else []) + (["k"] if split else [])
@@ -534,7 +566,15 @@ def lower_gemm(
         bias = lowering.storage(bias_value)
         if len(bias.shape) != 1:
             bias = _flat_view(lowering, bias, features)
-    params = _output_params(lowering, requantize, features)
+    stage = _OutputStage(
+        bias,
+        _output_params(lowering, requantize, features),
+        requantize,
+        activation,
+        accumulator_element,
+        output_element,
+        zero_point_of(result),
+    )
 
     tile_sizes = plan.tile
     split = tile_sizes.depth < depth
@@ -565,15 +605,7 @@ def lower_gemm(
         state["rhs"] = buffer
 
     def load_parameters(bounds: Bounds) -> None:
-        c = bounds["c"]
-        if bias is not None:
-            buffer = b.sram("parameters", [c.size], accumulator_element)
-            b.load(bias, [em.affine([(c, 1)])], buffer)
-            state["bias"] = buffer
-        if params is not None:
-            buffer = b.sram("parameters", [c.size, 2], i32, within=b.pairs_start())
-            b.load(params, [em.affine([(c, 1)]), 0], buffer)
-            state["params"] = buffer
+        stage.load(b, bounds["c"], state)
 
     def accumulator(bounds: Bounds) -> SSAValue:
         return b.sram("accumulator", [rows(bounds), bounds["c"].size], accumulator_element)
@@ -593,28 +625,9 @@ def lower_gemm(
         )
 
     def finish(bounds: Bounds) -> None:
-        acc = accumulator(bounds)
-        if "bias" in state:
-            em.add(_create(tile.BiasAddOp, [acc, state["bias"]]))
+        out = stage.finish(b, accumulator(bounds), state)
         box_shape = [bounds[name].size for name in lead_names] + [bounds["c"].size]
-        origins = [em.affine([(bounds[name], 1)]) for name in lead_names]
-        origins.append(em.affine([(bounds["c"], 1)]))
-        if requantize is None:
-            if activation is not None:
-                _clamp_in_place(em, acc, activation)
-            b.store(b.view(acc, box_shape), y, origins)
-            return
-        out = b.sram("output", _buffer_shape(acc), output_element)
-        low, high = _clamp(requantize)
-        em.add(
-            _create(
-                tile.RequantizeOp,
-                [acc, state["params"], out],
-                output_zero_point=zero_point_of(result) or None,
-                clamp_min=low,
-                clamp_max=high,
-            )
-        )
+        origins = [em.affine([(bounds[name], 1)]) for name in [*lead_names, "c"]]
         b.store(b.view(out, box_shape), y, origins)
 
     b.at([*lead_names] + (["k"] if split else []), load_lhs)

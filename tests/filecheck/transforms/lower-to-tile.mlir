@@ -36,7 +36,7 @@
 // CHECK-NEXT:      }
 // CHECK-NEXT:      tile.bias_add %[[ACC]], %[[BS]]
 // CHECK:           tile.requantize %[[ACC]], %[[PS]], %[[OUT]] {clamp_min = 5, output_zero_point = 5}
-// CHECK-NEXT:      tile.copy %[[OUT]][{{.*}}] to %[[Y]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] sizes [1, 5, 12, 16]
+// CHECK:           tile.copy %[[OUT]][{{.*}}] to %[[Y]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] sizes [1, 5, 12, 16]
 // CHECK-NEXT:    }
 // The remainder: 2 rows from input row 9 (10 - 1), a box of 4 rows.
 // CHECK:         tile.fill %{{.*}} {value = 0} : memref<1x2x12x16xi32, "sram">
