@@ -878,14 +878,24 @@ class _ElementwiseOp(TileOp):
     """Elementwise ops on 8-bit tiles of one shape."""
 
     def check_same_shapes(
-        self, operands: Sequence[SSAValue], elements: Sequence[Attribute] = EIGHT_BIT
+        self,
+        operands: Sequence[SSAValue],
+        elements: Sequence[Attribute] = EIGHT_BIT,
+        broadcast: bool = False,
     ) -> None:
-        """Every operand buffer has the first one's shape, and elements of `elements`."""
-        shape = shape_of(operands[0])
+        """Every operand buffer has the last one's (the output's) shape, or with
+        `broadcast` the same rank and a size of 1 where it differs; and elements of
+        `elements`."""
+        shape = shape_of(operands[-1])
         for index, operand in enumerate(operands):
-            if shape_of(operand) != shape:
+            operand_shape = shape_of(operand)
+            broadcasts = len(operand_shape) == len(shape) and all(
+                size in (1, extent) for size, extent in zip(operand_shape, shape)
+            )
+            if operand_shape != shape and not (broadcast and broadcasts):
                 raise fail(
-                    f"operand #{index} {buffer(operand)} differs in shape from {buffer(operands[0])}"
+                    f"operand #{index} {buffer(operand)} differs in shape from the output "
+                    f"{buffer(operands[-1])}" + (" (a size of 1 broadcasts)" if broadcast else "")
                 )
             if element_of(operand) not in elements:
                 names = " or ".join(str(element) for element in elements)
@@ -894,7 +904,8 @@ class _ElementwiseOp(TileOp):
 
 class _QuantizedBinaryOp(_ElementwiseOp):
     """`tile.add` and `tile.mul`: two 8-bit tiles into a third, with zero points and
-    a clamp."""
+    a clamp. An input may have a size of 1 where the output has more (a per-channel
+    or per-tensor operand): it broadcasts, as in numpy."""
 
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
@@ -902,7 +913,7 @@ class _QuantizedBinaryOp(_ElementwiseOp):
 
     def check_binary(self, props: Props) -> None:
         """Shapes, zero points in range, clamp bounds within the output's range."""
-        self.check_same_shapes([self.lhs, self.rhs, self.output])
+        self.check_same_shapes([self.lhs, self.rhs, self.output], broadcast=True)
         check_in_range(props, "lhs_zero_point", element_of(self.lhs))
         check_in_range(props, "rhs_zero_point", element_of(self.rhs))
         check_in_range(props, "output_zero_point", element_of(self.output))
@@ -1019,6 +1030,35 @@ class ClampOp(_ElementwiseOp):
         check_clamp(props, element_of(self.output))
 
 
+@irdl_op_definition
+class TransposeOp(TileOp):
+    """Permute the axes of a tile into another: output axis i is input axis perm[i]
+    (as `nn.transpose`); same element type, any rank.
+
+        tile.transpose %in, %out {perm = [0, 2, 1]}
+            : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
+    """
+
+    name = "tile.transpose"
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    perm = prop_def(nn._ints())
+
+    def check(self, props: Props) -> None:
+        shape = shape_of(self.input)
+        perm = props.ints("perm") or []
+        if sorted(perm) != list(range(len(shape))):
+            raise fail(f"'perm' {perm} is not a permutation of the {len(shape)} axes")
+        expected = tuple(shape[axis] for axis in perm)
+        if shape_of(self.output) != expected:
+            raise fail(
+                f"the output must be {list(expected)} (the input's axes in 'perm' order), "
+                f"got {buffer(self.output)}"
+            )
+        if element_of(self.input) != element_of(self.output):
+            raise fail("input and output must have the same element type")
+
+
 def _value(attribute: Attribute) -> float:
     assert isinstance(attribute, IntegerAttr | FloatAttr)
     return float(attribute.value.data)
@@ -1026,7 +1066,8 @@ def _value(attribute: Attribute) -> float:
 
 @irdl_op_definition
 class AddFOp(_ElementwiseOp):
-    """Add two f32 tiles of one shape into a third: out = lhs + rhs (float programs).
+    """Add two f32 tiles into a third: out = lhs + rhs (float programs); an input
+    with a size of 1 where the output has more broadcasts.
 
     tile.addf %a, %b, %out
         : memref<64xf32, "sram">, memref<64xf32, "sram">, memref<64xf32, "sram">
@@ -1038,7 +1079,7 @@ class AddFOp(_ElementwiseOp):
     output = operand_def(MemRefType)
 
     def check(self, props: Props) -> None:
-        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,))
+        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,), broadcast=True)
 
 
 @irdl_op_definition
@@ -1094,6 +1135,7 @@ TILE = Dialect(
         MulOp,
         ClampOp,
         AddFOp,
+        TransposeOp,
         LutOp,
     ],
     [],

@@ -357,6 +357,14 @@ class TileFunctions(InterpreterFunctions):
         _store(output, np.clip(source, low_int, high_int))
         return ()
 
+    @impl(tile.TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: tile.TransposeOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args
+        _store(output, np.transpose(source, op.props().ints("perm") or []))
+        return ()
+
     @impl(tile.AddFOp)
     def run_addf(
         self, interpreter: Interpreter, op: tile.AddFOp, args: PythonValues

@@ -814,11 +814,15 @@ def _storage_as(lowering: FunctionLowering, value: SSAValue, shape: Sequence[int
 
 
 def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
-    """add, mul, clamp, lut and a standalone requantize, on same-shape operands."""
+    """add, mul, clamp, lut and a standalone requantize; an add or mul operand may
+    broadcast (a per-channel or per-tensor one: its box has a size of 1 where its
+    shape does)."""
     result = op.results[0]
     shape = list(tensor_shape(result)) or [1]
     inputs = list(op.operands)
-    if any(list(tensor_shape(value)) != list(tensor_shape(result)) for value in inputs):
+    # Each operand as the output's rank (leading 1s), and where it broadcasts.
+    operand_shapes = [_broadcast_shape(tensor_shape(value), shape) for value in inputs]
+    if any(operand != shape for operand in operand_shapes) and not isinstance(op, BROADCASTING):
         raise UnsupportedLayer("operands that broadcast")
     elements = [_element(value) for value in inputs]
     output_element = _element(result)
@@ -827,7 +831,9 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
     props = op.props()  # type: ignore[attr-defined]
     layer = layer_of(op) or _elementwise_layer(op.name, op.name, shape, len(inputs))
     plan = lowering.plan(op, layer)
-    sources = [_storage_as(lowering, value, shape) for value in inputs]
+    sources = [
+        _storage_as(lowering, value, operand) for value, operand in zip(inputs, operand_shapes)
+    ]
     target = _storage_as(lowering, result, shape)
     table: Storage | None = None
     params: Storage | None = None
@@ -868,8 +874,11 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
         box, origins = tiled.box(bounds), tiled.origins(bounds)
         tiles = []
         for slot, (source, element) in enumerate(zip(sources, elements)):
-            buffer = b.sram("input", box, element, within=b.input_slot(slot))
-            b.load(source, origins, buffer)
+            # A broadcast axis: the operand's one element along it.
+            source_box = [1 if n == 1 else size for n, size in zip(source.shape, box)]
+            source_origins = [0 if n == 1 else o for n, o in zip(source.shape, origins)]
+            buffer = b.sram("input", source_box, element, within=b.input_slot(slot))
+            b.load(source, source_origins, buffer)
             tiles.append(buffer)
         out = b.sram("output", box, output_element)
         low, high = _clamp(op) if isinstance(op, QUANTIZED_ELEMENTWISE) else (None, None)
@@ -928,6 +937,83 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
     if params is not None:
         b.at([] if params.shape[0] == 1 else [tiled.names[-1]], load_params)
     tiled.run(body)
+
+
+def _broadcast_shape(shape: Sequence[int], output: Sequence[int]) -> list[int]:
+    """`shape` with leading 1s to the output's rank (numpy's broadcasting)."""
+    return [1] * (len(output) - len(shape)) + list(shape) if shape else [1] * len(output)
+
+
+def lower_transpose(lowering: FunctionLowering, op: nn.TransposeOp) -> None:
+    """A transpose: each output box is read as the input box it comes from (the same
+    origins and sizes, in the input's axis order) and permuted in SRAM."""
+    perm = list(op.props().ints("perm") or [])
+    shape = list(tensor_shape(op.result))
+    element = _element(op.input)
+    plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1))
+    source, target = lowering.storage(op.input), lowering.storage(op.result)
+    tiled = Elementwise(lowering, plan, shape)
+    b, em = tiled.builder, tiled.builder.em
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        input_box = [0] * len(perm)
+        input_origins: list[SSAValue | int] = [0] * len(perm)
+        for axis, input_axis in enumerate(perm):
+            input_box[input_axis], input_origins[input_axis] = box[axis], origins[axis]
+        buffer = b.sram("input", input_box, element)
+        b.load(source, input_origins, buffer)
+        out = b.sram("output", box, element)
+        em.add(_create(tile.TransposeOp, [buffer, out], perm=perm))
+        b.store(out, target, origins)
+
+    tiled.run(body)
+
+
+def lower_slices(lowering: FunctionLowering, op: nn.SliceOp | nn.SplitOp) -> None:
+    """A slice (unit steps) or a split: each result is a box of the input, copied
+    tile by tile."""
+    props = op.props()
+    source_shape = list(tensor_shape(op.operands[0]))
+    rank = len(source_shape)
+    starts_of: list[list[int]] = []
+    if isinstance(op, nn.SplitOp):
+        axis = (props.int("axis") or 0) % rank
+        start = 0
+        for result in op.results:
+            first = [0] * rank
+            first[axis] = start
+            starts_of.append(first)
+            start += tensor_shape(result)[axis]
+    else:
+        starts, ends = props.ints("starts") or [], props.ints("ends") or []
+        axes = props.ints("axes") or list(range(len(starts)))
+        steps = props.ints("steps") or [1] * len(starts)
+        if any(step != 1 for step in steps):
+            raise UnsupportedLayer("a slice with steps")
+        first = [0] * rank
+        for axis, begin, end in zip(axes, starts, ends):
+            axis %= rank
+            first[axis] = nn.slice_bounds(source_shape[axis], begin, end, 1)[0]
+        starts_of.append(first)
+    element = _element(op.operands[0])
+    source = lowering.storage(op.operands[0])
+    for result, first in zip(op.results, starts_of):
+        shape = list(tensor_shape(result))
+        if not all(shape):
+            continue  # an empty piece moves nothing
+        plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1))
+        target = lowering.storage(result)
+        tiled = Elementwise(lowering, plan, shape)
+        builder = tiled.builder
+
+        def body(bounds: Bounds, tiled: Elementwise = tiled, first: list[int] = first,
+                 target: Storage = target, builder: LayerBuilder = builder) -> None:  # fmt: skip
+            buffer = builder.sram("input", tiled.box(bounds), element)
+            builder.load(source, tiled.origins(bounds, first), buffer)
+            builder.store(buffer, target, tiled.origins(bounds))
+
+        tiled.run(body)
 
 
 def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
@@ -1054,6 +1140,7 @@ def _copy_into(
 
 
 QUANTIZED_ELEMENTWISE = (qnn.AddOp, qnn.MulOp, qnn.ClampOp, qnn.RequantizeOp)
+BROADCASTING = (qnn.AddOp, qnn.MulOp, nn.AddOp)
 FLOAT_ELEMENTWISE = (nn.AddOp, nn.ReluOp, nn.ClipOp)
 ELEMENTWISE = (*QUANTIZED_ELEMENTWISE, qnn.LutOp, *FLOAT_ELEMENTWISE)
 
@@ -1077,6 +1164,10 @@ def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None]
         return lambda: lower_elementwise(lowering, op)
     if isinstance(op, qnn.PadOp):
         return lambda: lower_pad(lowering, op)
+    if isinstance(op, nn.TransposeOp):
+        return lambda: lower_transpose(lowering, op)
+    if isinstance(op, nn.SliceOp | nn.SplitOp):
+        return lambda: lower_slices(lowering, op)
     if isinstance(op, qnn.ConcatOp | nn.ConcatOp):
         return lambda: lower_concat(lowering, op)
     return None

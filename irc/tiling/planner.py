@@ -428,7 +428,7 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             1,
             channels,
             groups=channels,
-            inputs=sum(1 for operand in op.operands if _shape(operand) == result),
+            inputs=len(op.operands),
             channel_parameter_bytes=REQUANT_PAIR_BYTES if per_channel else 0,
             table_bytes=table_bytes,
             in_bytes=_element_bytes(op.operands[0]),

@@ -31,15 +31,16 @@ class LowerToTilePass(ModulePass):
     copies into SRAM tiles (halos padded with the zero point), compute on tiles.
 
     A `qnn` conv, gemm or matmul with the requantize of its accumulator, a max,
-    average or global average pool, an add, mul, clamp, lookup table or standalone
-    requantize on same-shape operands, a constant pad and a concat become loop nests
-    in the plan's order (`irc.tiling` from plan-tiles, else planned here), whole
-    tiles in a loop and the remainder peeled; every tensor they touch becomes a DDR
-    buffer placed as plan-ddr places it (`offset` on `tile.alloc` and
-    `tile.to_buffer`). Other ops (float islands, transposes, casts, ops on the CPU)
-    stay tensor ops between `tile.to_tensor` and `tile.to_buffer`. A remark counts
-    the tiled layers and lists the ops left on tensors. The result runs bit-exactly
-    as the `qnn` program did.
+    average or global average pool, an add or mul (broadcasting), clamp, lookup
+    table or standalone requantize, a constant pad, a concat, a transpose, slice or
+    split, and their float `nn` forms, become loop nests in the plan's order
+    (`irc.tiling` from plan-tiles, else planned here), whole tiles in a loop and the
+    remainder peeled; every tensor they touch becomes a DDR buffer placed as plan-ddr
+    places it (`offset` on `tile.alloc` and `tile.to_buffer`). Other ops (float
+    islands such as softmax, casts, ops on the CPU) stay tensor ops between
+    `tile.to_tensor` and `tile.to_buffer`. A remark counts the tiled layers and lists
+    the ops left on tensors. The result runs bit-exactly as the `qnn` program did
+    (float layers within rounding).
 
     ```mlir
     %acc = qnn.conv %x, %w, %b {layout = "nhwc", pads = [1, 1, 1, 1]} : ...

@@ -287,7 +287,7 @@ func.func @pool_multiplier(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xi8
 // -----
 
 func.func @add_shapes(%a: memref<8xi8, "sram">, %b: memref<4xi8, "sram">) {
-  // expected-error @+1 {{operand #1 memref<4xi8, "sram"> differs in shape from memref<8xi8, "sram">}}
+  // expected-error @+1 {{operand #1 memref<4xi8, "sram"> differs in shape from the output memref<8xi8, "sram"> (a size of 1 broadcasts)}}
   tile.add %a, %b, %a {lhs_multiplier = 1073741824, lhs_shift = -1, rhs_multiplier = 1073741824, rhs_shift = -1, multiplier = 1073741824, shift = -1} : memref<8xi8, "sram">, memref<4xi8, "sram">, memref<8xi8, "sram">
   func.return
 }
@@ -321,5 +321,37 @@ func.func @lut_table(%a: memref<8xi8, "sram">, %t: memref<128xi8, "sram">) {
 func.func @lut_output(%a: memref<8xi8, "sram">, %t: memref<256xui8, "sram">) {
   // expected-error @+1 {{the table and the output must hold the same 8-bit type, got ui8 and i8}}
   tile.lut %a, %t, %a : memref<8xi8, "sram">, memref<256xui8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @transpose_perm(%a: memref<2x3xi8, "sram">, %b: memref<3x2xi8, "sram">) {
+  // expected-error @+1 {{'perm' [0, 0] is not a permutation of the 2 axes}}
+  tile.transpose %a, %b {perm = [0, 0]} : memref<2x3xi8, "sram">, memref<3x2xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @transpose_shape(%a: memref<2x3xi8, "sram">, %b: memref<2x3xi8, "sram">) {
+  // expected-error @+1 {{the output must be [3, 2] (the input's axes in 'perm' order)}}
+  tile.transpose %a, %b {perm = [1, 0]} : memref<2x3xi8, "sram">, memref<2x3xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @view_size(%a: memref<2x3xi8, "ddr">) {
+  // expected-error @+1 {{differ in their number of elements}}
+  %v = tile.view %a : memref<2x3xi8, "ddr"> to memref<4xi8, "ddr">
+  func.return
+}
+
+// -----
+
+func.func @clamp_float_order(%f: memref<4xf32, "sram">) {
+  // expected-error @+1 {{clamp_min 6.0 is above clamp_max 0.0}}
+  tile.clamp %f, %f {clamp_min = 6.0 : f32, clamp_max = 0.0 : f32} : memref<4xf32, "sram">, memref<4xf32, "sram">
   func.return
 }

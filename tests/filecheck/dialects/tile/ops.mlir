@@ -75,3 +75,24 @@ func.func @loop(%acc: memref<4x4xi32, "sram">) {
   }
   func.return
 }
+
+// Data movement and float tiles: views of buffers, transposes, broadcasting adds,
+// float adds and clamps, requantizing an 8-bit tile, multiplying.
+// CHECK-LABEL: func.func @movement
+func.func @movement(%a: memref<2x3x4xi8, "sram">, %b: memref<2x4x3xi8, "sram">, %c: memref<1x1x3xi8, "sram">, %f: memref<2x4x3xf32, "sram">, %g: memref<1x1x3xf32, "sram">, %p: memref<3x2xi32, "sram">, %d: memref<24xi8, "ddr">) {
+  // CHECK-NEXT: %v = tile.view %d : memref<24xi8, "ddr"> to memref<2x3x4xi8, "ddr">
+  %v = tile.view %d : memref<24xi8, "ddr"> to memref<2x3x4xi8, "ddr">
+  // CHECK-NEXT: tile.transpose %a, %b {perm = [0, 2, 1]} : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
+  tile.transpose %a, %b {perm = [0, 2, 1]} : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
+  // CHECK-NEXT: tile.add %b, %c, %b {{.*}} : memref<2x4x3xi8, "sram">, memref<1x1x3xi8, "sram">, memref<2x4x3xi8, "sram">
+  tile.add %b, %c, %b {lhs_multiplier = 1073741824, lhs_shift = -1, rhs_multiplier = 1073741824, rhs_shift = -1, multiplier = 1073741824, shift = -1} : memref<2x4x3xi8, "sram">, memref<1x1x3xi8, "sram">, memref<2x4x3xi8, "sram">
+  // CHECK-NEXT: tile.mul %b, %c, %b {multiplier = 1073741824, rhs_zero_point = 3, shift = 2} : memref<2x4x3xi8, "sram">, memref<1x1x3xi8, "sram">, memref<2x4x3xi8, "sram">
+  tile.mul %b, %c, %b {multiplier = 1073741824, shift = 2, rhs_zero_point = 3} : memref<2x4x3xi8, "sram">, memref<1x1x3xi8, "sram">, memref<2x4x3xi8, "sram">
+  // CHECK-NEXT: tile.addf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  tile.addf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  // CHECK-NEXT: tile.clamp %f, %f {clamp_max = 6.0, clamp_min = 0.0} : memref<2x4x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  tile.clamp %f, %f {clamp_min = 0.0 : f32, clamp_max = 6.0 : f32} : memref<2x4x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  // CHECK-NEXT: tile.requantize %b, %p, %b {input_zero_point = -3, output_zero_point = 5} : memref<2x4x3xi8, "sram">, memref<3x2xi32, "sram">, memref<2x4x3xi8, "sram">
+  tile.requantize %b, %p, %b {input_zero_point = -3, output_zero_point = 5} : memref<2x4x3xi8, "sram">, memref<3x2xi32, "sram">, memref<2x4x3xi8, "sram">
+  func.return
+}
