@@ -171,6 +171,7 @@ def test_float_models_match_the_nn_level_at_the_tile_level(
     verify_module(module)
     actual = run_function(module, inputs)
     assert stats.layers["nn.conv"] == convs > 0  # every conv is tiled
+    assert set(stats.kept) <= {"nn.softmax"}, stats.kept
     for output, array in expected.items():
         scale = float(np.abs(array).max())
         assert np.abs(actual[output] - array).max() <= FLOAT_RTOL * scale, output

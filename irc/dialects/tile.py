@@ -1031,6 +1031,24 @@ class ClampOp(_ElementwiseOp):
 
 
 @irdl_op_definition
+class MulFOp(_ElementwiseOp):
+    """Multiply two f32 tiles into a third: out = lhs * rhs (float programs); an input
+    with a size of 1 where the output has more broadcasts (a per-channel scale).
+
+        tile.mulf %a, %s, %out
+            : memref<4x16xf32, "sram">, memref<1x16xf32, "sram">, memref<4x16xf32, "sram">
+    """
+
+    name = "tile.mulf"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,), broadcast=True)
+
+
+@irdl_op_definition
 class TransposeOp(TileOp):
     """Permute the axes of a tile into another: output axis i is input axis perm[i]
     (as `nn.transpose`); same element type, any rank.
@@ -1135,6 +1153,7 @@ TILE = Dialect(
         MulOp,
         ClampOp,
         AddFOp,
+        MulFOp,
         TransposeOp,
         LutOp,
     ],

@@ -365,6 +365,14 @@ class TileFunctions(InterpreterFunctions):
         _store(output, np.transpose(source, op.props().ints("perm") or []))
         return ()
 
+    @impl(tile.MulFOp)
+    def run_mulf(
+        self, interpreter: Interpreter, op: tile.MulFOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs, output = args
+        _store(output, lhs * rhs)
+        return ()
+
     @impl(tile.AddFOp)
     def run_addf(
         self, interpreter: Interpreter, op: tile.AddFOp, args: PythonValues

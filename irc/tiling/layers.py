@@ -904,8 +904,8 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
                 em.add(_create(tile.AddOp, [*tiles, out], **common))
             else:
                 em.add(_create(tile.MulOp, [*tiles, out], **common))
-        elif isinstance(op, nn.AddOp):
-            em.add(_create(tile.AddFOp, [*tiles, out]))
+        elif isinstance(op, nn.AddOp | nn.MulOp):
+            em.add(_create(tile.AddFOp if isinstance(op, nn.AddOp) else tile.MulFOp, [*tiles, out]))
             activation = _float_bounds(op)
             if activation is not None:
                 _clamp_in_place(em, out, activation)
@@ -1140,8 +1140,8 @@ def _copy_into(
 
 
 QUANTIZED_ELEMENTWISE = (qnn.AddOp, qnn.MulOp, qnn.ClampOp, qnn.RequantizeOp)
-BROADCASTING = (qnn.AddOp, qnn.MulOp, nn.AddOp)
-FLOAT_ELEMENTWISE = (nn.AddOp, nn.ReluOp, nn.ClipOp)
+BROADCASTING = (qnn.AddOp, qnn.MulOp, nn.AddOp, nn.MulOp)
+FLOAT_ELEMENTWISE = (nn.AddOp, nn.MulOp, nn.ReluOp, nn.ClipOp)
 ELEMENTWISE = (*QUANTIZED_ELEMENTWISE, qnn.LutOp, *FLOAT_ELEMENTWISE)
 
 

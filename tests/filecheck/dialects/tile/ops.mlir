@@ -90,6 +90,8 @@ func.func @movement(%a: memref<2x3x4xi8, "sram">, %b: memref<2x4x3xi8, "sram">, 
   tile.mul %b, %c, %b {multiplier = 1073741824, shift = 2, rhs_zero_point = 3} : memref<2x4x3xi8, "sram">, memref<1x1x3xi8, "sram">, memref<2x4x3xi8, "sram">
   // CHECK-NEXT: tile.addf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
   tile.addf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  // CHECK-NEXT: tile.mulf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
+  tile.mulf %f, %g, %f : memref<2x4x3xf32, "sram">, memref<1x1x3xf32, "sram">, memref<2x4x3xf32, "sram">
   // CHECK-NEXT: tile.clamp %f, %f {clamp_max = 6.0, clamp_min = 0.0} : memref<2x4x3xf32, "sram">, memref<2x4x3xf32, "sram">
   tile.clamp %f, %f {clamp_min = 0.0 : f32, clamp_max = 6.0 : f32} : memref<2x4x3xf32, "sram">, memref<2x4x3xf32, "sram">
   // CHECK-NEXT: tile.requantize %b, %p, %b {input_zero_point = -3, output_zero_point = 5} : memref<2x4x3xi8, "sram">, memref<3x2xi32, "sram">, memref<2x4x3xi8, "sram">
