@@ -6,7 +6,13 @@
    folding, NHWC layout with transpose cancellation, activation fusion), every pass
    checked numerically (`--verify-each-numerics`);
 4. `irc-run`: run the optimised IR with the reference interpreter on random inputs,
-   compare with onnxruntime on the same inputs, and write the outputs as .npy.
+   compare with onnxruntime on the same inputs, and write the outputs as .npy;
+5. `irc-quantize`: int8 post-training quantization, calibrated on a few seeded
+   random inputs (a stand-in for real data), down to the integer `qnn` ops;
+6. `irc-opt --target=npu-demo`: tile every layer under the SRAM (`plan-tiles`, with
+   its per-layer report), place every tensor in DDR (`plan-ddr`) and lower to loops
+   of DMA copies and tile compute (`lower-to-tile`);
+7. `irc-run` on the int8 and on the tiled IR: the same outputs, bit for bit.
 
 Every command is printed before it runs, so the demo doubles as a tutorial.
 """
@@ -18,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from irc.testing.models import materialize_light_model
@@ -25,6 +32,7 @@ from irc.testing.models import materialize_light_model
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "demo"
 BIN = Path(sys.executable).parent
+CALIBRATION_SAMPLES = 4
 
 
 def step(*command: str | Path) -> None:
@@ -70,7 +78,42 @@ def main() -> None:
         "--output-dir",
         BUILD / "outputs",
     )
-    print(f"\nIR: {imported.relative_to(ROOT)} (weights in {imported.stem}.weights.npz)")
+
+    calibration = BUILD / "calibration.npz"
+    rng = np.random.default_rng(100)
+    samples = rng.standard_normal((CALIBRATION_SAMPLES, 1, 3, 224, 224)).astype(np.float32)
+    np.savez(calibration, **{model.graph.input[0].name: samples})
+    int8 = BUILD / "resnet50.int8.mlir"
+    tiled = BUILD / "resnet50.tile.mlir"
+    report = BUILD / "tiles.txt"
+    step(
+        BIN / "irc-quantize", model_path, "--data", calibration, "--no-progress", "-o", int8
+    )  # fmt: skip
+    step(
+        BIN / "irc-opt",
+        int8,
+        "--target=npu-demo",
+        # The commands run in the repository, so the report path is relative to it.
+        f"--pass-pipeline=builtin.module(plan-tiles{{report={report.relative_to(ROOT)}}},"
+        "plan-ddr,lower-to-tile)",
+        "-o",
+        tiled,
+    )
+    print(report.read_text().splitlines()[0])
+    for program, outputs in ((int8, "outputs-int8"), (tiled, "outputs-tile")):
+        step(BIN / "irc-run", program, "--random-inputs", "--seed", "0",
+             "--output-dir", BUILD / outputs)  # fmt: skip
+    same = all(
+        np.array_equal(np.load(path), np.load(BUILD / "outputs-tile" / path.name))
+        for path in sorted((BUILD / "outputs-int8").glob("*.npy"))
+    )
+    print(f"\nint8 and tile level outputs identical: {same}")
+    if not same:
+        sys.exit(1)
+    print(f"\nIR: {imported.relative_to(ROOT)} (weights in {imported.stem}.weights.npz),")
+    print(
+        f"    {int8.relative_to(ROOT)}, {tiled.relative_to(ROOT)}; tiling report: build/demo/tiles.txt"
+    )
 
 
 if __name__ == "__main__":
