@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from itertools import product
 from typing import TYPE_CHECKING, Literal
 
@@ -734,6 +734,7 @@ class _Model:
         last = self.output_dma(rows, columns, out_channels)[0]
         return first, last
 
+    @cached_property
     def lower_bound(self) -> int:
         layer, array = self.layer, self.target.mac_array
         if layer.engine == "mac":
@@ -796,7 +797,7 @@ class _Model:
                 cost.load,
                 cost.store,
                 cycles,
-                self.lower_bound(),
+                self.lower_bound,
             )
             if best is None or _rank(plan) < _rank(best):
                 best = plan
