@@ -837,8 +837,8 @@ def test_constant_pad(pads: list[int], tmp_path: Path) -> None:
     shape = (1, 6, 7, 10)
     out = [size + pads[axis] + pads[axis + 4] for axis, size in enumerate(shape)]
     x_type, y_type = qtype(shape, 0.1, -17), qtype(out, 0.1, -17)
-    # plan-tiles does not plan pads (irc.tile_sizes is not honoured on them): with 1 KiB
-    # of SRAM the lowering's own plan cuts the pad into several tiles.
+    # plan-tiles does not plan pads: with 1 KiB of SRAM the lowering's own plan cuts
+    # the pad into several tiles.
     body = f"  %y = qnn.pad %x {{pads = {pads}}} : ({x_type}) -> {y_type}"
     text = program([("x", x_type)], body, [("y", y_type)])
     result = lower(text, [int8(rng, shape)], target_with_sram(tmp_path, 1), distinct=100)
@@ -846,6 +846,29 @@ def test_constant_pad(pads: list[int], tmp_path: Path) -> None:
     assert result.largest_sram_buffer() < math.prod(out)  # moved in several tiles
     if any(p > 0 for p in pads):
         assert "pad = -17" in result.text  # the border holds the zero point
+
+
+def test_the_lowering_honours_a_forced_tile_on_ops_plan_tiles_does_not_plan() -> None:
+    """irc.tile_sizes on a pad: boxes of 2 rows (of 6x7 pixels: 3 whole) and 4 of 10
+    channels (2 whole, a remainder of 2), so 3 x 3 copies out of the input."""
+    rng = np.random.default_rng(23)
+    shape = (1, 6, 7, 10)
+    x_type = qtype(shape, 0.1, -17)
+    body = (
+        f"  %y = qnn.pad %x {{pads = [0, 0, 0, 0, 0, 0, 0, 0], "
+        f"irc.tile_sizes = array<i64: 14, 1, 4, 1>}} : ({x_type}) -> {x_type}"
+    )
+    text = program([("x", x_type)], body, [("y", x_type)])
+    result = lower(text, [int8(rng, shape)], distinct=100)
+    assert result.stats.layers == {"qnn.pad": 1}
+    assert result.count(r'to memref<1x2x7x4xi8, "sram">') == 1  # the whole tiles' box
+    assert result.count(r'to memref<1x2x7x2xi8, "sram">') == 1  # the channel remainder
+    # A malformed forced tile is an error at the op.
+    bad = text.replace("array<i64: 14, 1, 4, 1>", "array<i64: 14, 1>")
+    module = parse_module(bad, make_context(), "test.mlir")
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    with pytest.raises(IrcError, match="a tile is 4 positive sizes"):
+        lower_function(function, NPU_DEMO)
 
 
 def test_a_reflect_pad_stays_on_tensors() -> None:

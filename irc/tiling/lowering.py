@@ -60,13 +60,21 @@ from irc.diagnostics import error
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.tiling import memory
-from irc.tiling.planner import Layer, Plan, Tile, TilingError, layer_of, plan_layer, stored_channels
+from irc.tiling.planner import (
+    FORCE_ATTR,
+    PLAN_ATTR,
+    Layer,
+    Plan,
+    Tile,
+    TilingError,
+    layer_of,
+    plan_layer,
+    stored_channels,
+)
 
 if TYPE_CHECKING:
     from irc.targets import Target
 
-PLAN_ATTR = "irc.tiling"
-"""The attribute `plan-tiles` records a plan in."""
 
 VIEW_OPS = memory.VIEW_OPS
 
@@ -593,17 +601,26 @@ class FunctionLowering:
     # ---- plans --------------------------------------------------------------------------
 
     def plan(self, op: Operation, layer: Layer | None = None) -> Plan:
-        """The op's plan: `irc.tiling` when plan-tiles recorded one, else planned here."""
+        """The op's plan: the tile plan-tiles recorded (`irc.tiling`), else planned
+        here, with the tile `irc.tile_sizes` forces if the op has one (for the ops
+        plan-tiles does not plan: pads, concats, transposes, slices)."""
         if layer is None:
             layer = layer_of(op)
         if layer is None:
             raise UnsupportedLayer(f"{op.name} is not a layer the planner models")
         recorded = op.attributes.get(PLAN_ATTR)
+        sizes = recorded.data.get("tile") if isinstance(recorded, DictionaryAttr) else None
+        sizes = sizes or op.attributes.get(FORCE_ATTR)
         forced = None
-        if isinstance(recorded, DictionaryAttr) and "tile" in recorded.data:
-            sizes = recorded.data["tile"]
-            assert isinstance(sizes, DenseArrayBase)
-            forced = Tile(*(int(v) for v in sizes.get_values()))
+        if isinstance(sizes, DenseArrayBase):
+            values = [int(v) for v in sizes.get_values()]
+            if len(values) != 4 or min(values) < 1:
+                raise error(
+                    f"a tile is 4 positive sizes (rows, columns, channels, depth), got {values}",
+                    op,
+                    hint=f"{FORCE_ATTR} = array<i64: 8, 56, 64, 32>",
+                )
+            forced = Tile(*values)
         try:
             return plan_layer(layer, self.target, forced)
         except TilingError as failure:

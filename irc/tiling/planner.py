@@ -205,6 +205,12 @@ def _element_bytes(value: SSAValue) -> int:
     return element_bytes(value.type)
 
 
+PLAN_ATTR = "irc.tiling"
+"""The discardable attribute that records an op's plan (plan-tiles writes it)."""
+
+FORCE_ATTR = "irc.tile_sizes"
+"""A discardable attribute that forces an op's tile: array<i64: rows, columns, channels, depth>."""
+
 STORED_CHANNELS_ATTR = "irc.stored_channels"
 """On the op defining an NHWC tensor: its channels per pixel as stored in DDR, when
 channel alignment pads them (plan-tiles decides, plan-ddr and lower-to-tile follow)."""

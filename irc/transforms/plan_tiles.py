@@ -32,13 +32,15 @@ from irc.dialects import qnn
 from irc.fileio import write_report
 from irc.passes import option
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
-from irc.tiling.planner import Plan, Tile, TilingError, layer_of, plan_layer
-
-PLAN_ATTR = "irc.tiling"
-"""The discardable attribute that records an op's plan."""
-
-FORCE_ATTR = "irc.tile_sizes"
-"""A discardable attribute that forces an op's tile: array<i64: rows, columns, channels, depth>."""
+from irc.tiling.planner import (
+    FORCE_ATTR,
+    PLAN_ATTR,
+    Plan,
+    Tile,
+    TilingError,
+    layer_of,
+    plan_layer,
+)
 
 
 @dataclass

@@ -355,3 +355,35 @@ func.func @clamp_float_order(%f: memref<4xf32, "sram">) {
   tile.clamp %f, %f {clamp_min = 6.0 : f32, clamp_max = 0.0 : f32} : memref<4xf32, "sram">, memref<4xf32, "sram">
   func.return
 }
+
+// -----
+
+func.func @mul_multiplier(%a: memref<8xi8, "sram">) {
+  // expected-error @+1 {{'multiplier':}}
+  tile.mul %a, %a, %a {multiplier = 3, shift = 0} : memref<8xi8, "sram">, memref<8xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @addf_integers(%a: memref<8xi8, "sram">) {
+  // expected-error @+1 {{operand #0 must hold f32, got i8}}
+  tile.addf %a, %a, %a : memref<8xi8, "sram">, memref<8xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @mulf_shapes(%a: memref<8xf32, "sram">, %b: memref<2xf32, "sram">) {
+  // expected-error @+1 {{operand #1 memref<2xf32, "sram"> differs in shape from the output memref<8xf32, "sram"> (a size of 1 broadcasts)}}
+  tile.mulf %a, %b, %a : memref<8xf32, "sram">, memref<2xf32, "sram">, memref<8xf32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_input_zero_point(%a: memref<8xi8, "sram">, %p: memref<1x2xi32, "sram">) {
+  // expected-error @+1 {{'input_zero_point' 300 is outside the range [-128, 127] of i8}}
+  tile.requantize %a, %p, %a {input_zero_point = 300} : memref<8xi8, "sram">, memref<1x2xi32, "sram">, memref<8xi8, "sram">
+  func.return
+}
