@@ -54,7 +54,7 @@ from irc.tiling.lowering import (
     tensor_shape,
     zero_point_of,
 )
-from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer, Plan, layer_of
+from irc.tiling.planner import BIAS_BYTES, REQUANT_PAIR_BYTES, Layer, Plan, layer_of
 
 Bounds = dict[str, Bound]
 Action = Callable[[Bounds], None]
@@ -112,7 +112,7 @@ class LayerBuilder:
         """Where a MAC layer's (multiplier, shift) pairs start in its parameter region:
         after the bias of a whole channel tile (as the planner counts it)."""
         alignment = self.lowering.target.sram.alignment_bytes
-        return -(-self.plan.tile.channels * 4 // alignment) * alignment
+        return -(-self.plan.tile.channels * BIAS_BYTES // alignment) * alignment
 
     def view(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
         """A view of a whole SRAM buffer with another shape (made before the loops)."""
@@ -194,14 +194,14 @@ class LayerBuilder:
     ) -> None:
         """Copy the box of the buffer's shape at `origins` of a DDR value into `buffer`."""
         sizes = _buffer_shape(buffer)
-        self.lowering._copy(
+        self.lowering.copy_box(
             storage.buffer, self.offsets_of(storage, origins), buffer, [0] * len(sizes), sizes, pad
         )
 
     def store(self, buffer: SSAValue, storage: Storage, origins: Sequence[SSAValue | int]) -> None:
         """Copy an SRAM tile into its box of a DDR value."""
         sizes = _buffer_shape(buffer)
-        self.lowering._copy(
+        self.lowering.copy_box(
             buffer, [0] * len(sizes), storage.buffer, self.offsets_of(storage, origins), sizes
         )
 

@@ -464,9 +464,11 @@ class FunctionLowering:
                 operands=[value], result_types=[memref(storage.shape, element, DDR)]
             )
         ).results[0]
-        self._copy(staged, (0,) * len(storage.shape), storage.buffer, storage.base, storage.shape)
+        self.copy_box(
+            staged, (0,) * len(storage.shape), storage.buffer, storage.base, storage.shape
+        )
 
-    def _copy(
+    def copy_box(
         self,
         source: SSAValue,
         source_offsets: Sequence[int | SSAValue],
@@ -475,6 +477,8 @@ class FunctionLowering:
         sizes: Sequence[int],
         pad: int | float | None = None,
     ) -> None:
+        """`tile.copy` of a box of `sizes` (offsets: constants or index values); the part
+        of the source box outside the source is written as `pad`."""
         em = self.emitter
         properties: dict[str, Attribute] = {
             "sizes": DenseArrayBase.from_list(i64, list(sizes)),
@@ -502,7 +506,7 @@ class FunctionLowering:
             buffer = self._insert(
                 tile.AllocOp.create(result_types=[memref(storage.shape, element, DDR)])
             ).results[0]
-            self._copy(
+            self.copy_box(
                 storage.buffer, storage.base, buffer, (0,) * len(storage.shape), storage.shape
             )
         result = self._insert(
