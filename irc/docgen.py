@@ -10,6 +10,7 @@ results, properties and their defaults); the pass reference from the pass regist
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from pathlib import Path
 
@@ -106,11 +107,12 @@ def _ops_markdown(dialect: Dialect, lines: list[str]) -> str:
         if not issubclass(op, IRDLOperation):
             raise TypeError(f"'{op.name}' is not defined with IRDL, so it cannot be documented")
         definition = op.get_irdl_definition()
-        doc = (op.__doc__ or "").strip()
-        summary, _, rest = doc.partition("\n")
-        lines += [f"## `{op.name}`", "", summary.strip(), ""]
+        # The summary is the docstring's first paragraph, which may span lines.
+        doc = inspect.cleandoc(op.__doc__ or "")
+        summary, _, rest = doc.partition("\n\n")
+        lines += [f"## `{op.name}`", "", " ".join(summary.split()), ""]
         if rest.strip():
-            lines += [_dedent(rest), ""]
+            lines += [rest.strip("\n").rstrip(), ""]
         operands = []
         for name, operand in definition.operands:
             suffix = (

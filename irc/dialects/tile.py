@@ -1030,8 +1030,32 @@ class ClampOp(_ElementwiseOp):
         check_clamp(props, element_of(self.output))
 
 
+class _FloatBinaryOp(_ElementwiseOp):
+    """`tile.addf` and `tile.mulf`: two f32 tiles into a third; an input with a size
+    of 1 where the output has more broadcasts."""
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,), broadcast=True)
+
+
 @irdl_op_definition
-class MulFOp(_ElementwiseOp):
+class AddFOp(_FloatBinaryOp):
+    """Add two f32 tiles into a third: out = lhs + rhs (float programs); an input
+    with a size of 1 where the output has more broadcasts.
+
+        tile.addf %a, %b, %out
+            : memref<64xf32, "sram">, memref<64xf32, "sram">, memref<64xf32, "sram">
+    """
+
+    name = "tile.addf"
+
+
+@irdl_op_definition
+class MulFOp(_FloatBinaryOp):
     """Multiply two f32 tiles into a third: out = lhs * rhs (float programs); an input
     with a size of 1 where the output has more broadcasts (a per-channel scale).
 
@@ -1040,12 +1064,6 @@ class MulFOp(_ElementwiseOp):
     """
 
     name = "tile.mulf"
-    lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
-    output = operand_def(MemRefType)
-
-    def check(self, props: Props) -> None:
-        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,), broadcast=True)
 
 
 @irdl_op_definition
@@ -1080,24 +1098,6 @@ class TransposeOp(TileOp):
 def _value(attribute: Attribute) -> float:
     assert isinstance(attribute, IntegerAttr | FloatAttr)
     return float(attribute.value.data)
-
-
-@irdl_op_definition
-class AddFOp(_ElementwiseOp):
-    """Add two f32 tiles into a third: out = lhs + rhs (float programs); an input
-    with a size of 1 where the output has more broadcasts.
-
-    tile.addf %a, %b, %out
-        : memref<64xf32, "sram">, memref<64xf32, "sram">, memref<64xf32, "sram">
-    """
-
-    name = "tile.addf"
-    lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
-    output = operand_def(MemRefType)
-
-    def check(self, props: Props) -> None:
-        self.check_same_shapes([self.lhs, self.rhs, self.output], (f32,), broadcast=True)
 
 
 @irdl_op_definition
