@@ -302,6 +302,24 @@ class _OutputStage:
     output_element: Attribute
     output_zero_point: int
 
+    @classmethod
+    def of(
+        cls,
+        lowering: FunctionLowering,
+        bias: Storage | None,
+        requantize: qnn.RequantizeOp | None,
+        activation: tuple[float | None, float | None] | None,
+        element: Attribute,
+        channels: int,
+        result: SSAValue,
+    ) -> _OutputStage:
+        """The output stage of a MAC layer of `channels` outputs, accumulating in
+        `element`, that writes `result` (its requantize's, when one runs with it)."""
+        params = _output_params(lowering, requantize, channels)
+        return cls(
+            bias, params, requantize, activation, element, _element(result), zero_point_of(result)
+        )
+
     def load(self, b: LayerBuilder, channel: Bound, state: dict[str, SSAValue]) -> None:
         """Copy the channel tile's bias and (multiplier, shift) pairs into SRAM."""
         em = b.em
@@ -368,7 +386,6 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     pads = _planar_pads(props.ints("pads"))
     zero_point = zero_point_of(op.input)
     input_element, weight_element = _element(op.input), _element(op.weight)
-    output_element = _element(result)
 
     plan = lowering.plan(op)
     b = LayerBuilder(lowering, plan)
@@ -382,14 +399,8 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     if not x.spatially_whole:
         raise UnsupportedLayer("a conv input inside another buffer")
     bias = lowering.storage(op.bias) if op.bias is not None else None
-    stage = _OutputStage(
-        bias,
-        _output_params(lowering, requantize, out_c),
-        requantize,
-        activation,
-        accumulator_element,
-        output_element,
-        zero_point_of(result),
+    stage = _OutputStage.of(
+        lowering, bias, requantize, activation, accumulator_element, out_c, result
     )
 
     tile_sizes = plan.tile
@@ -553,7 +564,7 @@ def lower_gemm(
     depth = lhs_shape[-1]
     lead = list(out_shape[:-1])
     zero_point = zero_point_of(op.lhs)
-    lhs_element, rhs_element, output_element = _element(op.lhs), _element(op.rhs), _element(result)
+    lhs_element, rhs_element = _element(op.lhs), _element(op.rhs)
 
     plan = lowering.plan(op)
     b = LayerBuilder(lowering, plan)
@@ -566,14 +577,8 @@ def lower_gemm(
         bias = lowering.storage(bias_value)
         if len(bias.shape) != 1:
             bias = _flat_view(lowering, bias, features)
-    stage = _OutputStage(
-        bias,
-        _output_params(lowering, requantize, features),
-        requantize,
-        activation,
-        accumulator_element,
-        output_element,
-        zero_point_of(result),
+    stage = _OutputStage.of(
+        lowering, bias, requantize, activation, accumulator_element, features, result
     )
 
     tile_sizes = plan.tile

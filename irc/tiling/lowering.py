@@ -395,7 +395,7 @@ class FunctionLowering:
             raise UnsupportedLayer("an accumulator held in SRAM has no DDR buffer")
         if record.role == "view":
             assert record.parent is not None
-            parent = self.storage(self._value(record.parent))
+            parent = self.storage(self.value_at[record.parent])
             if not parent.whole:
                 raise UnsupportedLayer("a view of part of a buffer")
             view = self._insert(
@@ -406,7 +406,7 @@ class FunctionLowering:
             storage = Storage(view.results[0], (0,) * len(shape), shape)
         elif record.role in ("slice", "in-place"):
             assert record.parent is not None
-            parent = self.storage(self._value(record.parent))
+            parent = self.storage(self.value_at[record.parent])
             base = list(parent.base)
             if record.role == "slice":
                 axis, start = self.slice_base[index]
@@ -424,9 +424,6 @@ class FunctionLowering:
             else:
                 self._write_tensor(value, storage)
         return storage
-
-    def _value(self, index: int) -> SSAValue:
-        return self.value_at[index]
 
     def _computed_here(self, value: SSAValue) -> bool:
         """The value is written by a layer this lowering tiles."""
