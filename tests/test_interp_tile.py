@@ -460,6 +460,33 @@ def test_copy_pads_the_part_of_the_box_outside_the_source() -> None:
     assert np.array_equal(result, expected)
 
 
+@pytest.mark.parametrize(
+    ("origin", "factors"),
+    [((-1, -2), (2, 3)), ((0, 1), (2, 2)), ((3, -1), (3, 1)), ((5, 0), (2, 1))],
+)
+def test_copy_upsampled_inserts_pad_between_source_elements(
+    origin: tuple[int, int], factors: tuple[int, int]
+) -> None:
+    x = np.arange(1, 10, dtype=np.int8).reshape(3, 3)
+    text = COPY.replace(
+        "sizes [2, 3] {{pad = 7}}", f"sizes [4, 4] {{{{pad = 7, upsample = {list(factors)}}}}}"
+    )
+    constants = {-2: "%cm2", -1: "%cm1", 0: "%c0", 1: "%c1", 3: "%c3", 5: "%c5"}
+    text = text.replace(
+        "%c3 = arith.constant 3 : index",
+        "%c3 = arith.constant 3 : index\n"
+        "  %cm2 = arith.constant -2 : index\n  %c5 = arith.constant 5 : index",
+    )
+    result = run(text.format(source=", ".join(constants[o] for o in origin), dest="%c0, %c0"), [x])
+    # The reference: the source with factor - 1 pads between elements, then the box.
+    up = np.full(((3 - 1) * factors[0] + 1, (3 - 1) * factors[1] + 1), 7, np.int8)
+    up[:: factors[0], :: factors[1]] = x
+    padded = np.full((up.shape[0] + 20, up.shape[1] + 20), 7, np.int8)
+    padded[10:-10, 10:-10] = up
+    expected = padded[10 + origin[0] : 14 + origin[0], 10 + origin[1] : 14 + origin[1]]
+    assert np.array_equal(result, expected)
+
+
 def test_copy_box_outside_the_destination_is_an_error() -> None:
     x = np.arange(1, 10, dtype=np.int8).reshape(3, 3)
     with pytest.raises(IrcError) as failure:

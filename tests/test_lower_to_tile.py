@@ -385,6 +385,131 @@ def test_depthwise_conv(in_channels: int, out_channels: int, tile: tuple[int, ..
 
 
 # --------------------------------------------------------------------------------------
+# 3b. Transposed convs: the stride-1 conv over the zero-inserted input
+
+
+def conv_transpose(
+    rng: np.random.Generator,
+    source_shape: Sequence[int],
+    out_channels: int,
+    *,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int] = (1, 1),
+    output_padding: tuple[int, int] = (0, 0),
+    group: int = 1,
+    zero_point: int = -5,
+    tile: Sequence[int] | None = None,
+) -> tuple[str, str, tuple[int, ...]]:
+    """`func.func @main` of an NHWC `qnn.conv_transpose` (weight [C, KH, KW, M/g],
+    per-channel) with bias and its requantize; (text, input type, output shape)."""
+    _, height, width, channels = source_shape
+    per_group = out_channels // group
+    weight = rng.integers(-127, 128, (channels, *kernel, per_group)).astype(np.int8)
+    weight_scales = rng.uniform(0.005, 0.015, per_group)
+    out = [
+        (size - 1) * s + extra + (k - 1) * d + 1 - before - after
+        for size, s, extra, k, d, before, after in zip(
+            (height, width), strides, output_padding, kernel, dilations, pads[:2], pads[2:]
+        )
+    ]
+    shape = (1, out[0], out[1], out_channels)
+    # A pixel sums about taps / strides^2 products of the input channels of its group.
+    terms = max(kernel[0] * kernel[1] // (strides[0] * strides[1]), 1) * channels // group
+    output_scale = 5400 * math.sqrt(terms) * 0.1 * 0.01 / 40
+    multipliers, shifts = scheme.output_multipliers(
+        0.1, np.tile(weight_scales, group), output_scale
+    )
+    x_type = qtype(source_shape, 0.1, zero_point)
+    weight_type = qtype(weight.shape, weight_scales, axis=3)
+    output_type = qtype(shape, output_scale, 2)
+    accumulator = f"tensor<{'x'.join(map(str, shape))}xi32>"
+    bias = rng.integers(-3000, 3000, out_channels).astype(np.int32)
+    properties = [
+        'layout = "nhwc"',
+        f"pads = {list(pads)}",
+        f"strides = {list(strides)}",
+        f"dilations = {list(dilations)}",
+        f"output_padding = {list(output_padding)}",
+        f"group = {group}",
+    ]
+    storage = f"tensor<{'x'.join(map(str, weight.shape))}xi8>"
+    body = "\n".join(
+        [
+            f"  %w = qnn.constant {dense(weight)} : {storage} to {weight_type}",
+            f"  %b = nn.constant {dense(bias)} : tensor<{out_channels}xi32>",
+            f"  %acc = qnn.conv_transpose %x, %w, %b {{{', '.join(properties)}{force(tile)}}} "
+            f": ({x_type}, {weight_type}, tensor<{out_channels}xi32>) -> {accumulator}",
+            f"  %y = qnn.requantize %acc {{axis = 3, multiplier = {multipliers}, "
+            f"shift = {shifts}}} : ({accumulator}) -> {output_type}",
+        ]
+    )
+    return program([("x", x_type)], body, [("y", output_type)]), x_type, shape
+
+
+@pytest.mark.parametrize(
+    ("kernel", "strides", "pads", "dilations", "output_padding", "group", "tile"),
+    [
+        ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (1, 1), 1, (3, 4, 4, 6)),  # remainders
+        ((4, 4), (2, 2), (1, 1, 1, 1), (1, 1), (0, 0), 1, (4, 5, 8, 3)),  # K split 3+3
+        ((2, 2), (2, 2), (0, 0, 0, 0), (1, 1), (0, 0), 1, None),  # planned
+        ((3, 2), (3, 2), (0, 2, 1, 0), (1, 1), (2, 1), 1, (5, 3, 5, 6)),  # asymmetric
+        ((3, 3), (1, 1), (1, 1, 1, 1), (2, 2), (0, 0), 1, (4, 4, 8, 6)),  # dilated
+        ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (1, 1), 2, (4, 4, 2, 2)),  # groups, K split
+        ((5, 5), (2, 2), (5, 5, 4, 4), (1, 1), (0, 0), 1, (2, 2, 8, 6)),  # pads > reach
+    ],
+)
+def test_conv_transpose(
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int],
+    output_padding: tuple[int, int],
+    group: int,
+    tile: tuple[int, ...] | None,
+) -> None:
+    rng = np.random.default_rng(16)
+    shape = (1, 5, 6, 6)
+    text, _, out_shape = conv_transpose(
+        rng, shape, 8, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+        output_padding=output_padding, group=group, tile=tile,
+    )  # fmt: skip
+    result = lower(text, [int8(rng, shape)], distinct=40)
+    assert result.stats.layers == {"qnn.conv_transpose": 1}
+    assert not result.qnn_ops
+    if strides != (1, 1):
+        assert f"upsample = [1, {strides[0]}, {strides[1]}, 1]" in result.text
+    assert "strides" not in result.text  # a stride-1 conv
+    assert "pad = -5" in result.text  # inserted pixels and halo hold the zero point
+    if tile is not None:
+        depth = shape[3] // group
+        assert result.count(r"tile\.conv ") == bodies((*out_shape[1:], depth), tile)
+        assert ("accumulate = true" in result.text) == (tile[3] < depth)
+
+
+def test_conv_transpose_weights_take_the_place_of_the_originals() -> None:
+    rng = np.random.default_rng(17)
+    text, _, _ = conv_transpose(
+        rng, (1, 4, 4, 8), 16, kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1)
+    )
+    module = parse_module(text, make_context(), "test.mlir")
+    plan_module(module, NPU_DEMO)
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    lower_function(function, NPU_DEMO)
+    offsets = [
+        (op.properties["offset"], tuple(op.results[0].type.get_shape()))
+        for op in module.walk()
+        if isinstance(op, tile_dialect.ToBufferOp) and "offset" in op.properties
+    ]
+    # The flipped [16, 3, 3, 8] weights sit where the [8, 3, 3, 16] ones were planned.
+    weights = [offset for offset, shape in offsets if shape == (16, 3, 3, 8)]
+    assert len(weights) == 1 and isinstance(weights[0], IntegerAttr)
+    assert weights[0].value.data == 0
+    assert not [shape for _, shape in offsets if shape == (8, 3, 3, 16)]
+
+
+# --------------------------------------------------------------------------------------
 # 4. Both loop orders
 
 

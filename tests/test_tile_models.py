@@ -144,8 +144,8 @@ def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
         function = next(op for op in module.ops if isinstance(op, FuncOp))
         seen |= set(lower_function(function, NPU_DEMO).layers)
     assert seen >= {
-        "qnn.conv", "qnn.gemm", "qnn.matmul", "qnn.average_pool", "qnn.add", "qnn.mul",
-        "qnn.lut",
+        "qnn.conv", "qnn.conv_transpose", "qnn.gemm", "qnn.matmul", "qnn.average_pool",
+        "qnn.add", "qnn.mul", "qnn.lut",
     }  # fmt: skip
 
 

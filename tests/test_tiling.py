@@ -1,7 +1,7 @@
 """The tile planner (irc/tiling/planner.py) and `plan-tiles`.
 
-- A hypothesis property test over random layers (conv, grouped, depthwise, gemm,
-  pooling, elementwise) and SRAM sizes: a plan never needs more SRAM than the target
+- A hypothesis property test over random layers (conv, grouped, depthwise,
+  transposed, gemm, pooling, elementwise) and SRAM sizes: a plan never needs more SRAM than the target
   has, its tiles cover the output, its estimate is never below the layer's lower
   bound; and a layer is refused exactly when its smallest tile does not fit.
 - The worked example of DESIGN.md, recomputed from the model's formulas.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
@@ -49,7 +49,28 @@ def conv_output(size: int, kernel: int, stride: int, dilation: int, pad: int) ->
 
 @st.composite
 def layers(draw: st.DrawFn) -> Layer:
-    kind = draw(st.sampled_from(["conv", "grouped", "depthwise", "gemm", "pool", "elementwise"]))
+    kind = draw(
+        st.sampled_from(
+            ["conv", "grouped", "depthwise", "gemm", "pool", "elementwise", "transposed"]
+        )
+    )
+    if kind == "transposed":
+        # The stride-1 conv over the zero-inserted input (planner.Layer.upsample).
+        h, w = draw(st.integers(1, 32)), draw(st.integers(1, 32))
+        kernel, factor, dilation = draw(st.integers(1, 5)), draw(st.integers(1, 3)), 1
+        reach = kernel - 1
+        pad = draw(st.integers(0, reach))
+        extra = draw(st.integers(0, factor - 1))
+        out = (h - 1) * factor + extra + reach + 1 - 2 * pad
+        out_w = (w - 1) * factor + extra + reach + 1 - 2 * pad
+        assume(out >= 1 and out_w >= 1)
+        in_c, out_c = draw(st.integers(1, 64)), draw(st.integers(1, 64))
+        return Layer(
+            "deconv", "qnn.conv_transpose", "conv", "mac", 1, h, w, in_c, out, out_w, out_c,
+            kernel=(kernel, kernel), dilations=(dilation, dilation),
+            pads=(reach - pad, reach - pad, reach - pad + extra, reach - pad + extra),
+            upsample=(factor, factor), has_weights=True,
+        )  # fmt: skip
     if kind == "gemm":
         rows, depth, columns = (draw(st.integers(1, 300)) for _ in range(3))
         return Layer(

@@ -455,6 +455,16 @@ class CopyOp(TileOp):
         tile.copy %x[%c0, %top, %cm1, %c0] to %box[%c0, %c0, %c0, %c0]
             sizes [1, 6, 14, 8] {pad = -3}
             : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+
+    With `upsample` (one factor per dimension), the source is read as if `f - 1`
+    elements of `pad` stood between consecutive elements along a dimension of factor
+    `f`: source element `i` is at position `i * f`, and the source offsets are
+    positions. This is the zero insertion of a transposed convolution: its input box
+    is copied upsampled, and a stride-1 conv runs over it.
+
+        tile.copy %x[%c0, %cm2, %cm2, %c0] to %box[%c0, %c0, %c0, %c0]
+            sizes [1, 9, 9, 8] {pad = -3, upsample = [1, 2, 2, 1]}
+            : memref<1x4x4x8xi8, "ddr"> to memref<1x9x9x8xi8, "sram">
     """
 
     name = "tile.copy"
@@ -464,6 +474,7 @@ class CopyOp(TileOp):
     dest_offsets = var_operand_def(IndexType)
     sizes = prop_def(nn._ints())
     pad = _number_prop(0)
+    upsample = ints_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def check(self, props: Props) -> None:
@@ -483,6 +494,9 @@ class CopyOp(TileOp):
         if any(size > extent for size, extent in zip(sizes, dest_shape)):
             raise fail(f"a box of sizes {sizes} does not fit in the destination {dest_type}")
         check_number(props, "pad", source_type.element_type, "the source")
+        upsample = props.ints("upsample")
+        if upsample is not None and (len(upsample) != rank or min(upsample) < 1):
+            raise fail(f"'upsample' must be {rank} positive factors, got {upsample}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -160,16 +160,19 @@ class TileFunctions(InterpreterFunctions):
                 hint="the destination offsets plus 'sizes' must lie within the destination",
             )
         box = np.full(tuple(sizes), _number(op.props().attr("pad")), dtype=dest.dtype)
-        # The part of the source box that lies inside the source: clip, then place.
+        factors = op.props().ints("upsample") or [1] * rank
+        # The source elements whose (upsampled) positions lie in the box: place them.
         inside_source: list[slice] = []
         inside_box: list[slice] = []
-        for offset, size, extent in zip(source_offsets, sizes, source.shape):
-            begin, end = max(offset, 0), min(offset + size, extent)
-            if begin >= end:
+        for offset, size, extent, factor in zip(source_offsets, sizes, source.shape, factors):
+            first = max(-(-offset // factor), 0)
+            last = min((offset + size - 1) // factor, extent - 1)
+            if first > last:
                 inside_source = []
                 break
-            inside_source.append(slice(begin, end))
-            inside_box.append(slice(begin - offset, end - offset))
+            inside_source.append(slice(first, last + 1))
+            start = first * factor - offset
+            inside_box.append(slice(start, start + (last - first) * factor + 1, factor))
         if inside_source:
             box[tuple(inside_box)] = source[tuple(inside_source)]
         target = tuple(slice(o, o + s) for o, s in zip(dest_offsets, sizes))

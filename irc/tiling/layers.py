@@ -191,11 +191,19 @@ class LayerBuilder:
         origins: Sequence[SSAValue | int],
         buffer: SSAValue,
         pad: int | float | None = None,
+        upsample: Sequence[int] = (),
     ) -> None:
-        """Copy the box of the buffer's shape at `origins` of a DDR value into `buffer`."""
+        """Copy the box of the buffer's shape at `origins` of a DDR value into `buffer`
+        (origins in positions of the value upsampled by `upsample`, see `tile.copy`)."""
         sizes = _buffer_shape(buffer)
         self.lowering.copy_box(
-            storage.buffer, self.offsets_of(storage, origins), buffer, [0] * len(sizes), sizes, pad
+            storage.buffer,
+            self.offsets_of(storage, origins),
+            buffer,
+            [0] * len(sizes),
+            sizes,
+            pad,
+            upsample,
         )
 
     def store(self, buffer: SSAValue, storage: Storage, origins: Sequence[SSAValue | int]) -> None:
@@ -360,30 +368,40 @@ class _OutputStage:
 # Convolutions
 
 
-def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
+ConvLike = qnn.ConvOp | nn.ConvOp | qnn.ConvTransposeOp | nn.ConvTransposeOp
+
+
+def lower_conv(lowering: FunctionLowering, op: ConvLike) -> None:
     """A `qnn.conv` (with the requantize of its accumulator, when it has one), or a
-    float `nn.conv` (with its fused relu or clip)."""
+    float `nn.conv` (with its fused relu or clip); or their transposed forms, tiled as
+    the stride-1 conv with the flipped kernel over the input with zero points inserted
+    between its pixels (`tile.copy`'s `upsample`)."""
     props = op.props()
     rank = len(tensor_shape(op.input))
     if props.str("layout") != "nhwc" or rank not in (3, 4):
         raise UnsupportedLayer("only NHWC 1-D and 2-D convolutions are tiled")
     floating = _floating(op.input, op.weight, op.result)
-    if floating != isinstance(op, nn.ConvOp):
-        raise UnsupportedLayer("an nn.conv on quantized values")
+    if floating != isinstance(op, nn.ConvOp | nn.ConvTransposeOp):
+        raise UnsupportedLayer(f"an {op.name} on quantized values")
     if not floating and not is_symmetric(op.weight):
         raise UnsupportedLayer("a weight with a zero point")
     activation = _float_bounds(op) if floating else None
     accumulator_element = f32 if floating else i32
     requantize = fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
-    batch, _, _, _ = _planar(tensor_shape(op.input))
+    batch, _, _, in_c = _planar(tensor_shape(op.input))
     _, out_h, out_w, out_c = _planar(tensor_shape(op.result))
-    _, kernel_h, kernel_w, in_per_group = _planar(tensor_shape(op.weight))
     groups = props.int("group") or 1
-    out_per_group = out_c // groups
+    in_per_group, out_per_group = in_c // groups, out_c // groups
     strides = _planar_pair(props.ints("strides"), 1)
     dilations = _planar_pair(props.ints("dilations"), 1)
     pads = _planar_pads(props.ints("pads"))
+    upsample = [1, 1]
+    _, kernel_h, kernel_w, _ = _planar(tensor_shape(op.weight))
+    if isinstance(op, qnn.ConvTransposeOp | nn.ConvTransposeOp):
+        layer = layer_of(op)
+        assert layer is not None
+        upsample, strides, pads = list(strides), [1, 1], list(layer.pads)
     zero_point = zero_point_of(op.input)
     input_element, weight_element = _element(op.input), _element(op.weight)
 
@@ -394,7 +412,10 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
         lowering.lowered.add(requantize)
     # A 1-D conv is a 2-D one of width 1: its buffers are viewed as such.
     x = _storage_as(lowering, op.input, _planar(tensor_shape(op.input)))
-    w = _storage_as(lowering, op.weight, _planar(tensor_shape(op.weight)))
+    if isinstance(op, qnn.ConvTransposeOp | nn.ConvTransposeOp):
+        w = _transposed_conv_weights(lowering, op.weight, groups, weight_element)
+    else:
+        w = _storage_as(lowering, op.weight, _planar(tensor_shape(op.weight)))
     y = _storage_as(lowering, result, _planar(tensor_shape(result)))
     if not x.spatially_whole:
         raise UnsupportedLayer("a conv input inside another buffer")
@@ -439,7 +460,7 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
             em.affine([(wb, strides[1])], -pads[1]),
             channel,
         ]
-        b.load(x, origins, box, pad=zero_point)
+        b.load(x, origins, box, pad=zero_point, upsample=[1, *upsample, 1])
         state["input"] = box
 
     def load_weights(bounds: Bounds) -> None:
@@ -485,6 +506,28 @@ def lower_conv(lowering: FunctionLowering, op: qnn.ConvOp | nn.ConvOp) -> None:
     b.at(order, compute)
     b.at(order[:-1], finish, after=True)
     b.emit([dims[name] for name in order])
+
+
+def _transposed_conv_weights(
+    lowering: FunctionLowering, weight: SSAValue, groups: int, element: Attribute
+) -> Storage:
+    """The weights of a transposed conv as those of the conv it is tiled as: the NHWC
+    weight [C, KH, KW, M/g] becomes [M, KH, KW, C/g], the kernel flipped, a new
+    constant in the weight's place (compilers reorder weights for the array anyway)."""
+    owner = weight.owner
+    if not isinstance(owner, qnn.ConstantOp | nn.ConstantOp) or not owner.has_data():
+        raise UnsupportedLayer("a transposed conv's weights are not a constant")
+    values = owner.array()
+    if values.ndim == 3:  # 1-D: [C, K, M/g] as [C, K, 1, M/g]
+        values = values[:, :, None, :]
+    channels, kernel_h, kernel_w, out_per_group = values.shape
+    grouped = values.reshape(groups, channels // groups, kernel_h, kernel_w, out_per_group)
+    flipped = grouped[:, :, ::-1, ::-1, :].transpose(0, 4, 2, 3, 1)
+    array = np.ascontiguousarray(
+        flipped.reshape(groups * out_per_group, kernel_h, kernel_w, channels // groups)
+    )
+    buffer = lowering.constant_buffer(array, element, replaces=weight)
+    return Storage(buffer, (0, 0, 0, 0), tuple(array.shape))
 
 
 def _planar(shape: Sequence[int]) -> tuple[int, int, int, int]:
@@ -1159,7 +1202,7 @@ def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None]
         return None
     if not _runs_on_npu(op):
         return None
-    if isinstance(op, qnn.ConvOp | nn.ConvOp):
+    if isinstance(op, ConvLike):
         return lambda: lower_conv(lowering, op)
     if isinstance(op, qnn.GemmOp | qnn.MatMulOp | nn.GemmOp | nn.MatMulOp):
         return lambda: lower_gemm(lowering, op)

@@ -62,6 +62,7 @@ from irc.dialects.quant import quantized_element
 from irc.tiling import memory
 from irc.tiling.planner import (
     FORCE_ATTR,
+    MAC_OPS,
     PLAN_ATTR,
     Layer,
     Plan,
@@ -473,9 +474,11 @@ class FunctionLowering:
         dest_offsets: Sequence[int | SSAValue],
         sizes: Sequence[int],
         pad: int | float | None = None,
+        upsample: Sequence[int] = (),
     ) -> None:
         """`tile.copy` of a box of `sizes` (offsets: constants or index values); the part
-        of the source box outside the source is written as `pad`."""
+        of the source box outside the source is written as `pad`; `upsample` reads the
+        source with pad elements inserted (see `tile.copy`)."""
         em = self.emitter
         properties: dict[str, Attribute] = {
             "sizes": DenseArrayBase.from_list(i64, list(sizes)),
@@ -483,6 +486,8 @@ class FunctionLowering:
                 i32, [1, 1, len(source_offsets), len(dest_offsets)]
             ),
         }
+        if any(factor != 1 for factor in upsample):
+            properties["upsample"] = DenseArrayBase.from_list(i64, list(upsample))
         if isinstance(pad, float) and pad:
             properties["pad"] = FloatAttr(pad, f32)
         elif pad:
@@ -512,14 +517,29 @@ class FunctionLowering:
         self.tensors[value] = result
         return result
 
-    def constant_buffer(self, array: np.ndarray, element: Attribute) -> SSAValue:
+    def constant_buffer(
+        self, array: np.ndarray, element: Attribute, replaces: SSAValue | None = None
+    ) -> SSAValue:
         """A DDR buffer of constant data the lowering makes (requantization parameters,
-        tables), placed after the function's weights."""
+        tables, a transposed conv's reordered weights), placed after the function's
+        weights; or in the place of the constant `replaces` it is derived from, when
+        nothing else reads that one and the sizes agree."""
         constant = self._insert(nn.ConstantOp.from_array(array))
         size = array.size * array.dtype.itemsize
-        alignment = self.target.dma.burst_bytes
-        offset = self.weights_end
-        self.weights_end += -(-size // alignment) * alignment
+        index = self.index_of.get(replaces) if replaces is not None else None
+        if (
+            replaces is not None
+            and index is not None
+            and replaces.has_one_use()
+            and replaces not in self.storages
+            and self.values[index].role == "weight"
+            and self.values[index].size == size
+        ):
+            offset = self.values[index].offset
+        else:
+            alignment = self.target.dma.burst_bytes
+            offset = self.weights_end
+            self.weights_end += -(-size // alignment) * alignment
         return self._insert(
             tile.ToBufferOp.create(
                 operands=[constant.results[0]],
@@ -634,7 +654,7 @@ class FunctionLowering:
 
 def fused_requantize(op: Operation) -> qnn.RequantizeOp | None:
     """The requantize that alone reads a MAC layer's accumulator."""
-    if not isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp):
+    if not isinstance(op, MAC_OPS):
         return None
     result = op.results[0]
     if result.has_one_use():

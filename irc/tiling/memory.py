@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
-from irc.tiling.planner import ELEMENTWISE_OPS, element_bytes, stored_channels
+from irc.tiling.planner import ELEMENTWISE_OPS, MAC_OPS, element_bytes, stored_channels
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -258,7 +258,7 @@ CONCAT_OPS = (nn.ConcatOp, qnn.ConcatOp)
 
 def _is_fused_accumulator(op: Operation) -> bool:
     """The int32 result of a MAC layer that only its requantize reads."""
-    if not isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp | qnn.ConvTransposeOp):
+    if not isinstance(op, MAC_OPS):
         return False
     result = op.results[0]
     return result.has_one_use() and isinstance(result.get_user_of_unique_use(), qnn.RequantizeOp)

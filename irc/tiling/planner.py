@@ -116,12 +116,39 @@ class Layer:
     """Channels per pixel of the output as stored (0: out_c)."""
     channels_last: bool = True
     """The activations' layout in DDR (NHWC), which decides how contiguous a box is."""
+    upsample: tuple[int, int] = (1, 1)
+    """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
+    `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
+    points inserted between pixels; `in_h` and `in_w` stay the stored input's."""
+
+    @property
+    def upsampled(self) -> tuple[int, int]:
+        """The input's rows and columns as the layer reads them (zero points inserted)."""
+        return (
+            (self.in_h - 1) * self.upsample[0] + 1,
+            (self.in_w - 1) * self.upsample[1] + 1,
+        )
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates (0 for a vector-unit layer)."""
+        """Multiply-accumulates (0 for a vector-unit layer). A transposed conv counts
+        only the products of stored input pixels, not of the inserted zero points that
+        the array also multiplies."""
         if self.engine != "mac":
             return 0
+        if self.upsample != (1, 1):
+            rows, columns = (
+                _taps_hitting(out, kernel, dilation, pad, size, factor)
+                for out, kernel, dilation, pad, size, factor in zip(
+                    (self.out_h, self.out_w),
+                    self.kernel,
+                    self.dilations,
+                    self.pads[:2],
+                    (self.in_h, self.in_w),
+                    self.upsample,
+                )
+            )
+            return self.batch * rows * columns * self.out_c * self.in_c // self.groups
         taps = self.kernel[0] * self.kernel[1]
         return self.batch * self.out_h * self.out_w * self.out_c * taps * self.in_c // self.groups
 
@@ -233,7 +260,7 @@ def _output_value(op: Operation) -> SSAValue:
     if (
         len(users) == 1
         and isinstance(users[0].operation, qnn.RequantizeOp)
-        and isinstance(op, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp)
+        and isinstance(op, MAC_OPS)
     ):
         return users[0].operation.results[0]
     return op.results[0]
@@ -271,6 +298,10 @@ def _pads(values: Sequence[int] | None) -> tuple[int, int, int, int]:
 
 
 CONV_OPS = (nn.ConvOp, qnn.ConvOp)
+CONV_TRANSPOSE_OPS = (nn.ConvTransposeOp, qnn.ConvTransposeOp)
+MAC_OPS = (qnn.ConvOp, qnn.ConvTransposeOp, qnn.GemmOp, qnn.MatMulOp)
+"""The qnn layers of the MAC array: a `qnn.requantize` that alone reads one's int32
+result runs with it, on each tile."""
 GEMM_OPS = (nn.GemmOp, nn.MatMulOp, qnn.GemmOp, qnn.MatMulOp)
 POOL_OPS = (nn.MaxPoolOp, nn.AveragePoolOp, qnn.MaxPoolOp, qnn.AveragePoolOp)
 GLOBAL_POOL_OPS = (nn.GlobalAveragePoolOp, qnn.GlobalAveragePoolOp)
@@ -302,7 +333,7 @@ def layer_of(op: Operation, name: str = "") -> Layer | None:
 
 def _layer_of(op: Operation, label: str) -> Layer | None:
     props = op.props() if hasattr(op, "props") else None
-    if isinstance(op, CONV_OPS):
+    if isinstance(op, CONV_OPS + CONV_TRANSPOSE_OPS):
         assert props is not None
         weight = _shape(op.operands[1])
         if len(weight) not in (3, 4):
@@ -310,11 +341,27 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
         channels_last = props.str("layout") == "nhwc"
         n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
         _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
-        kernel_dims = weight[1:-1] if channels_last else weight[2:]
+        transposed = isinstance(op, CONV_TRANSPOSE_OPS)
+        kernel_dims = weight[1:-1] if channels_last else weight[2 + transposed :]
         kernel = _pair(kernel_dims, 1)
         groups = props.int("group") or 1
+        strides = _pair(props.ints("strides"), 1)
+        dilations = _pair(props.ints("dilations"), 1)
+        pads = _pads(props.ints("pads"))
+        upsample = (1, 1)
+        if transposed:
+            # The stride-1 conv over the zero-inserted input (docs/tiling.md).
+            upsample, strides = strides, (1, 1)
+            reach = [d * (k - 1) for d, k in zip(dilations, kernel)]
+            extra = [*(props.ints("output_padding") or []), 0, 0]
+            pads = (
+                reach[0] - pads[0],
+                reach[1] - pads[1],
+                reach[0] - pads[2] + extra[0],
+                reach[1] - pads[3] + extra[1],
+            )
         out_bytes = _element_bytes(op.results[0])
-        quantized = isinstance(op, qnn.ConvOp)
+        quantized = isinstance(op, MAC_OPS)
         if quantized:
             out_bytes = _requantized_bytes(op) or out_bytes
         return Layer(
@@ -330,9 +377,9 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             ow,
             oc,
             kernel=kernel,
-            strides=_pair(props.ints("strides"), 1),
-            dilations=_pair(props.ints("dilations"), 1),
-            pads=_pads(props.ints("pads")),
+            strides=strides,
+            dilations=dilations,
+            pads=pads,
             groups=groups,
             in_bytes=_element_bytes(op.operands[0]),
             out_bytes=out_bytes,
@@ -342,6 +389,7 @@ def _layer_of(op: Operation, label: str) -> Layer | None:
             in_c_stored=stored_channels(op.operands[0]),
             out_c_stored=stored_channels(_output_value(op)),
             channels_last=channels_last,
+            upsample=upsample,
         )
     if isinstance(op, GEMM_OPS):
         lhs, rhs, result = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
@@ -466,15 +514,30 @@ def _input_extent(out: int, kernel: int, stride: int, dilation: int, limit: int)
     return min((out - 1) * stride + (kernel - 1) * dilation + 1, limit)
 
 
-def _read_extent(out: int, kernel: int, stride: int, dilation: int, pad: int, size: int) -> int:
-    """How many of the `size` stored input rows (or columns) `out` output rows read."""
+def _read_extent(
+    out: int, kernel: int, stride: int, dilation: int, pad: int, size: int, factor: int = 1
+) -> int:
+    """How many of the `size` stored input rows (or columns) `out` output rows read
+    (stored row `i` at position `i * factor` of an upsampled input)."""
     read = {
-        row - pad
+        row
         for position in range(out)
         for tap in range(kernel)
-        if 0 <= (row := position * stride + tap * dilation) - pad < size
+        if (row := position * stride + tap * dilation - pad) % factor == 0
+        and 0 <= row // factor < size
     }
     return len(read)
+
+
+def _taps_hitting(out: int, kernel: int, dilation: int, pad: int, size: int, factor: int) -> int:
+    """(output row, kernel tap) pairs of a stride-1 window over an input upsampled by
+    `factor` whose tap lands on one of the `size` stored rows."""
+    return sum(
+        1
+        for position in range(out)
+        for tap in range(kernel)
+        if (row := position + tap * dilation - pad) % factor == 0 and 0 <= row // factor < size
+    )
 
 
 def _splits(total: int, size: int) -> list[tuple[int, int]]:
@@ -537,8 +600,9 @@ class _Model:
         self.burst = target.dma.burst_bytes
         self.latency = target.ddr.latency_cycles
         self.alignment = target.sram.alignment_bytes
-        self.padded_h = layer.in_h + layer.pads[0] + layer.pads[2]
-        self.padded_w = layer.in_w + layer.pads[1] + layer.pads[3]
+        in_h, in_w = layer.upsampled
+        self.padded_h = in_h + layer.pads[0] + layer.pads[2]
+        self.padded_w = in_w + layer.pads[1] + layer.pads[3]
 
     # ---- geometry ---------------------------------------------------------------------
 
@@ -632,8 +696,11 @@ class _Model:
         box_w = _input_extent(
             tile_columns, layer.kernel[1], layer.strides[1], layer.dilations[1], self.padded_w
         )
-        # Padding is not in DDR: the box is clipped to the stored input.
-        box_h, box_w = min(box_h, layer.in_h), min(box_w, layer.in_w)
+        # Padding (and a transposed conv's inserted zeros) is not in DDR: the box is
+        # clipped to the stored input.
+        in_h, in_w = layer.upsampled
+        box_h = min(-(-min(box_h, in_h) // layer.upsample[0]), layer.in_h)
+        box_w = min(-(-min(box_w, in_w) // layer.upsample[1]), layer.in_w)
         stored = layer.in_c_stored or layer.in_c
         if layer.channels_last:
             shape, box = (layer.in_h, layer.in_w, stored), (box_h, box_w, channels)
@@ -752,11 +819,11 @@ class _Model:
         # The input the layer reads at least once (a strided 1x1 conv skips rows).
         read_h = _read_extent(
             layer.out_h, layer.kernel[0], layer.strides[0], layer.dilations[0],
-            layer.pads[0], layer.in_h,
+            layer.pads[0], layer.in_h, layer.upsample[0],
         )  # fmt: skip
         read_w = _read_extent(
             layer.out_w, layer.kernel[1], layer.strides[1], layer.dilations[1],
-            layer.pads[1], layer.in_w,
+            layer.pads[1], layer.in_w, layer.upsample[1],
         )  # fmt: skip
         compulsory = (
             layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes

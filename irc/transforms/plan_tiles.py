@@ -34,6 +34,7 @@ from irc.passes import option
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
 from irc.tiling.planner import (
     FORCE_ATTR,
+    MAC_OPS,
     PLAN_ATTR,
     Plan,
     Tile,
@@ -173,7 +174,7 @@ def _is_fused_requantize(op: Operation) -> bool:
     if not isinstance(op, qnn.RequantizeOp):
         return False
     producer = op.operands[0].owner
-    return isinstance(producer, qnn.ConvOp | qnn.GemmOp | qnn.MatMulOp)
+    return isinstance(producer, MAC_OPS)
 
 
 def _forced_tile(op: Operation, default: tuple[int, ...]) -> Tile | None:

@@ -96,6 +96,33 @@ func.func @concat(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<
 
 // -----
 
+// A stride-2 transposed conv with a 2x1 kernel (weight [C, KH, KW, M] = 8x2x1x2) and
+// an output padding of one column: the stride-1 conv of the flipped kernel, its
+// weights reordered to [M, KH, KW, C] = 2x2x1x8 in the place the original ones had
+// (offset 0), over the input upsampled by 2 (pads: top 1 - 0 = 1, left 0, bottom 1,
+// right 0 + 1). Each tile of 4 output rows reads 5 upsampled rows from row 4i - 1;
+// the inserted pixels and the halo hold the zero point -3.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK:         %[[X:.*]] = tile.to_buffer %x {offset = 0}
+// CHECK:         %[[W:.*]] = tile.to_buffer %{{.*}} {offset = 0} : tensor<2x2x1x8xi8> to memref<2x2x1x8xi8, "ddr">
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           %[[ROW:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK-NEXT:      %[[MINUS1:.*]] = arith.constant -1 : index
+// CHECK-NEXT:      %[[TOP:.*]] = arith.addi %[[ROW]], %[[MINUS1]] : index
+// CHECK-NEXT:      tile.copy %[[X]][%{{.*}}, %[[TOP]], %{{.*}}, %{{.*}}] to %{{.*}} sizes [1, 5, 8, 8] {pad = -3, upsample = [1, 2, 2, 1]}
+// CHECK-NEXT:      tile.conv %{{.*}}, %{{.*}}, %{{.*}} {input_zero_point = -3} : memref<1x5x8x8xi8, "sram">, memref<2x2x1x8xi8, "sram">, memref<1x4x8x2xi32, "sram">
+// CHECK-NEXT:      tile.requantize
+// expected-remark @+2 {{plan-tiles: 1 layers}}
+// expected-remark @+1 {{lower-to-tile: 1 layers tiled (qnn.conv_transpose x1), 1 loop bodies}}
+func.func @conv_transpose(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x8x8x2x!quant.uniform<i8:f32, 0.2>> {
+  %w = qnn.constant dense<[[[[1, 2]], [[3, 4]]], [[[5, 6]], [[7, 8]]], [[[9, 10]], [[11, 12]]], [[[13, 14]], [[15, 16]]], [[[17, 18]], [[19, 20]]], [[[21, 22]], [[23, 24]]], [[[25, 26]], [[27, 28]]], [[[29, 30]], [[31, 32]]]]> : tensor<8x2x1x2xi8> to tensor<8x2x1x2x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %acc = qnn.conv_transpose %x, %w {layout = "nhwc", strides = [2, 2], output_padding = [0, 1], irc.tile_sizes = array<i64: 4, 8, 2, 8>} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<8x2x1x2x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x8x8x2xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x8x8x2xi32>) -> tensor<1x8x8x2x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x8x8x2x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
 // Without a recorded plan the pass plans the layer itself, with the same errors: a
 // 56x56 average pool needs its whole window in SRAM for one output.
 // SMALL: error: qnn.average_pool needs at least 3200 bytes of SRAM (one output element per tile, single buffered); the target has 2048

@@ -66,6 +66,34 @@ func.func @gemm(%a: tensor<1x2048x!quant.uniform<i8:f32, 0.1>>, %b: tensor<2048x
 
 // -----
 
+// A stride-2 4x4 transposed conv of an 8x8x16 map to 16 channels (pads 1: 16x16
+// out), planned as the stride-1 conv with the flipped kernel over the input with a
+// zero point between pixels (15x15) and pads of 3 - 1 = 2:
+// - the bound counts only the products of stored pixels: per axis 30 (output row,
+//   tap) pairs land on one, 30 x 30 x 16 x 16 = 230,400 MACs = 900 cycles; the
+//   compulsory DDR traffic (input 1,024, weights 4,096, output 4,096 bytes) takes
+//   4,608 cycles, the bound;
+// - tiles of 6 rows (6, 6, 4): the array runs the zero-inserted conv, 6 x 16 pixels
+//   x 16 taps + 32 = 1,568 cycles a tile, 4,192 in all;
+// - SRAM: an input box of 9 x 19 upsampled pixels x 16 = 2,736 bytes (2,752 aligned,
+//   the second copy's offset); in DDR it is 5 stored rows of 8 pixels (640 bytes;
+//   the last tile, 7 upsampled rows, 4 rows);
+// - DDR: input 640 + 640 + 512, weights and parameters once (4,096 + 16 x 12):
+//   6,080 bytes read; 4,096 written;
+// - DMA bound: loads 3,440 and stores 2,348 cycles (5,788) exceed compute, plus the
+//   first tile's loads (420 + 2,244) and the last tile's store (612): 9,064 cycles,
+//   51% of the bound.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK:         irc.tiling = {tile = array<i64: 6, 16, 16, 16>, tiles = array<i64: 3, 1, 1, 1>, order = "weights", double_buffered = true, sram = 23296 : i64, sram_offsets = {input = array<i64: 0, 2752>, {{.*}}}, ddr_read = 6080 : i64, ddr_written = 4096 : i64, cycles = 9064 : i64, lower_bound = 4608 : i64}
+// expected-remark @+1 {{plan-tiles: 1 layers}}
+func.func @conv_transpose(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1>>, %w: tensor<16x4x4x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x16x!quant.uniform<i8:f32, 0.2>> {
+  %acc = qnn.conv_transpose %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1>>, tensor<16x4x4x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x16x16x16xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0]} : (tensor<1x16x16x16xi32>) -> tensor<1x16x16x16x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x16x16x16x!quant.uniform<i8:f32, 0.2>>
+}
+
+// -----
+
 // A 56x56 average pool needs its whole 56x56 window in SRAM for one output element:
 // 3,136 bytes of input and a 64-byte output buffer, more than the 2 KiB target has.
 // SMALL: error: qnn.average_pool needs at least 3200 bytes of SRAM (one output element per tile, single buffered); the target has 2048

@@ -122,6 +122,15 @@ func.func @copy_pad(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "sram">) {
 
 // -----
 
+func.func @copy_upsample(%a: memref<4x4xi8, "ddr">, %b: memref<8x8xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'upsample' must be 2 positive factors, got [2, 0]}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [7, 7] {upsample = [2, 0]} : memref<4x4xi8, "ddr"> to memref<8x8xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @fill_value(%a: memref<4xi8, "sram">) {
   // expected-error @+1 {{'tile.fill' requires property 'value'}}
   tile.fill %a : memref<4xi8, "sram">
