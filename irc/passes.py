@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-import textwrap
+import inspect
 import types
 import typing
 from dataclasses import dataclass
@@ -54,6 +54,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fuse-activation": ("irc.transforms.fuse_activation", "FuseActivationPass"),
     "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
+    "lower-to-npu": ("irc.transforms.lower_to_npu", "LowerToNpuPass"),
     "lower-to-qnn": ("irc.transforms.lower_to_qnn", "LowerToQNNPass"),
     "lower-to-tile": ("irc.transforms.lower_to_tile", "LowerToTilePass"),
     "partition": ("irc.transforms.partition", "PartitionPass"),
@@ -135,8 +136,9 @@ def display_name(pass_class: type[ModulePass]) -> str:
 
 def describe_pass(pass_class: type[ModulePass]) -> PassInfo:
     """Everything the registry knows about a pass class, read from its declaration."""
-    doc = (pass_class.__doc__ or "").strip()
-    summary, _, rest = doc.partition("\n")
+    # The summary is the docstring's first paragraph, which may span lines.
+    doc = inspect.cleandoc(pass_class.__doc__ or "")
+    summary, _, rest = doc.partition("\n\n")
     hints = typing.get_type_hints(pass_class)
     options = tuple(
         OptionInfo(
@@ -150,8 +152,8 @@ def describe_pass(pass_class: type[ModulePass]) -> PassInfo:
     )
     return PassInfo(
         name=pass_class.name,
-        summary=summary.strip(),
-        description=textwrap.dedent(rest).strip(),
+        summary=" ".join(summary.split()),
+        description=rest.strip(),
         options=options,
         pass_class=pass_class,
     )

@@ -1,9 +1,11 @@
-"""Issue 7's acceptance test: real models compile to the tile level and run bit-exact.
+"""Issues 7 and 8's acceptance: real models compile to the tile level and to the
+command stream, and run bit-exact there and on the simulator.
 
 Every light model (seeded random weights) is quantized by irc's own flow
 (`quantize_with_irc`: graph-opt, calibration, quantize, lower-to-qnn), run at the
 `qnn` level, then planned (`plan-tiles`), lowered (`lower-to-tile`) and run again on
-the same input: the outputs must be identical, bit for bit. Two models are also
+the same input: the outputs must be identical, bit for bit; then lowered to the
+command stream (`lower-to-npu`) and simulated: identical again. Two models are also
 lowered for a 32 KiB SRAM, where their layers split into many tiles, K steps and
 remainders. The pytorch-converted and pytorch-operator cases of the ONNX test
 corpus go through the same flow, calibrated on their own inputs.
@@ -30,6 +32,8 @@ from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import verify_module
 from irc.passes import parse_pipeline
+from irc.sim.run import simulate
+from irc.stream.lowering import StreamLowering
 from irc.targets import Target, load_target
 from irc.testing.models import pytorch_cases
 from irc.testing.quantized import calibration_samples, materialized_light_model, quantize_with_irc
@@ -66,19 +70,35 @@ def small_sram_target(tmp_path: Path, kib: int) -> Target:
 
 
 def lower_and_compare(
-    module: ModuleOp, inputs: dict[str, np.ndarray], target: Target
+    module: ModuleOp,
+    inputs: dict[str, np.ndarray],
+    target: Target,
+    tile_text: list[str] | None = None,
 ) -> Statistics:
     """Run `module`, plan and lower it for `target`, run it again: the same outputs,
     bit for bit unless a float layer (one quantization left in float) was tiled, then
-    within FLOAT_RTOL."""
+    within FLOAT_RTOL; then lower it to the command stream and simulate it: the same
+    outputs again. `tile_text` receives the tile-level program's text."""
     expected = run_function(module, inputs)
     plan_module(module, target)
     function = next(op for op in module.ops if isinstance(op, FuncOp))
     stats = lower_function(function, target)
     verify_module(module)
-    actual = run_function(module, inputs)
-    assert expected.keys() == actual.keys()
     exact = not any(name.startswith("nn.") for name in stats.layers)
+    _compare(run_function(module, inputs), expected, exact)
+    if tile_text is not None:
+        tile_text.append(str(module))
+    # On to the command stream and the simulator (issue 8's acceptance).
+    StreamLowering(module, function, target, double=True).run()
+    verify_module(module)
+    outputs, report = simulate(module, inputs, target)
+    _compare(outputs, expected, exact)
+    assert report.cycles > 0 or not report.events
+    return stats
+
+
+def _compare(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray], exact: bool) -> None:
+    assert expected.keys() == actual.keys()
     for name, array in expected.items():
         assert actual[name].dtype == array.dtype
         if exact:
@@ -86,7 +106,6 @@ def lower_and_compare(
         else:
             scale = float(np.nanmax(np.abs(array))) if array.size else 0.0
             assert np.allclose(actual[name], array, rtol=0, atol=FLOAT_RTOL * scale, equal_nan=True)
-    return stats
 
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)
@@ -109,8 +128,9 @@ def test_light_models_with_a_small_sram_split_into_many_tiles(
     model = materialized_light_model(name)
     module = quantize_with_irc(model, calibration_samples(model))
     target = small_sram_target(tmp_path, 32)
-    stats = lower_and_compare(module, random_inputs(model, seed=1), target)
-    text = str(module)
+    texts: list[str] = []
+    stats = lower_and_compare(module, random_inputs(model, seed=1), target, texts)
+    text = texts[0]
     assert ("accumulate = true" in text) == k_split
     assert text.count("scf.for") > 50
     assert sum(stats.layers.values()) > 30
@@ -175,3 +195,6 @@ def test_float_models_match_the_nn_level_at_the_tile_level(
     for output, array in expected.items():
         scale = float(np.abs(array).max())
         assert np.abs(actual[output] - array).max() <= FLOAT_RTOL * scale, output
+    StreamLowering(module, function, target, double=True).run()
+    simulated, _ = simulate(module, inputs, target)
+    _compare(simulated, actual, exact=True)  # the same float arithmetic, tile by tile

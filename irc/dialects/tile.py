@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from xdsl.dialects.builtin import (
     I64,
@@ -237,13 +237,17 @@ class TileOp(IRDLOperation):
     def check(self, props: Props) -> None:
         """Op-specific checks; raise `fail(...)` on error."""
 
+    def check_buffer(self, buffer_type: MemRefType, what: str) -> None:
+        """The checks of a buffer operand or result (`check_buffer_type`)."""
+        check_buffer_type(buffer_type, what)
+
     def verify_(self) -> None:
         for index, operand in enumerate(self.operands):
             if isinstance(operand.type, MemRefType):
-                check_buffer_type(operand.type, f"operand #{index}")
+                self.check_buffer(operand.type, f"operand #{index}")
         for index, result in enumerate(self.results):
             if isinstance(result.type, MemRefType):
-                check_buffer_type(result.type, f"result #{index}")
+                self.check_buffer(result.type, f"result #{index}")
         self.check(self.props())
 
     # ---- syntax --------------------------------------------------------------------------
@@ -298,19 +302,27 @@ def _print_indices(printer: Printer, values: Sequence[SSAValue]) -> None:
 class AllocOp(TileOp):
     """Allocate a buffer in DDR or SRAM, filled with zeros.
 
-    `offset` is the buffer's byte offset in its memory once memory is planned.
+    `offset` is the buffer's byte offset in its memory once memory is planned. A
+    double-buffered SRAM buffer has a second copy at `alternate`: the command stream
+    puts each new tile in the copy the previous one is not in, so that the next
+    tile's loads overlap this one's compute.
 
         %acc = tile.alloc {offset = 4096} : memref<1x4x12x16xi32, "sram">
+        %box = tile.alloc {alternate = 12992, offset = 0} : memref<1x7x58x32xi8, "sram">
     """
 
     name = "tile.alloc"
     result = result_def(MemRefType)
     offset = int_prop()
+    alternate = int_prop()
 
     def check(self, props: Props) -> None:
-        offset = props.int("offset")
-        if offset is not None and offset < 0:
-            raise fail(f"'offset' must not be negative, got {offset}")
+        for name in ("offset", "alternate"):
+            value = props.int(name)
+            if value is not None and value < 0:
+                raise fail(f"'{name}' must not be negative, got {value}")
+        if props.int("alternate") is not None and props.int("offset") is None:
+            raise fail("a buffer with an 'alternate' copy needs its 'offset'")
 
     def print(self, printer: Printer) -> None:
         self._print_properties(printer)
@@ -547,8 +559,21 @@ class CopyOp(TileOp):
         )
 
 
+class FillFields(TileOp):
+    """The operands, properties and checks of `tile.fill`, which the `npu`
+    command of the same name shares."""
+
+    target = operand_def(MemRefType)
+    value = _number_prop()
+
+    def check(self, props: Props) -> None:
+        if props.attr("value") is None:
+            raise fail(f"'{self.name}' requires property 'value'")
+        check_number(props, "value", element_of(self.target), "the buffer")
+
+
 @irdl_op_definition
-class FillOp(TileOp):
+class FillOp(FillFields):
     """Set every element of a buffer to `value` (an integer, or a float for f32).
 
     The value must fit the buffer's element type:
@@ -557,13 +582,6 @@ class FillOp(TileOp):
     """
 
     name = "tile.fill"
-    target = operand_def(MemRefType)
-    value = _number_prop()
-
-    def check(self, props: Props) -> None:
-        if props.attr("value") is None:
-            raise fail("'tile.fill' requires property 'value'")
-        check_number(props, "value", element_of(self.target), "the buffer")
 
 
 # --------------------------------------------------------------------------------------
@@ -588,26 +606,10 @@ def _check_accumulator(
     )
 
 
-@irdl_op_definition
-class ConvOp(TileOp):
-    """Convolve an NHWC input box into an accumulator tile (no padding: it is in the box).
+class ConvFields(TileOp):
+    """The operands, properties and checks of `tile.conv`, which the `npu`
+    command of the same name shares."""
 
-    input [N, IH, IW, C], weight [O, KH, KW, C / group] (symmetric: zero point 0),
-    acc [N, OH, OW, O]:
-
-        acc[n, y, x, o] = (accumulate ? acc[n, y, x, o] : 0)
-            + sum over (ky, kx, c) of (input[n, y * sy + ky * dy, x * sx + kx * dx, g * C/group + c]
-                                       - input_zero_point) * weight[o, ky, kx, c]
-
-    with g the group of output channel o. Integer sums are exact and saturated to
-    int32 (as `qnn.conv`); a float conv (all f32) ignores `input_zero_point`.
-
-        tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3}
-            : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">,
-              memref<1x4x12x16xi32, "sram">
-    """
-
-    name = "tile.conv"
     input = operand_def(MemRefType)
     weight = operand_def(MemRefType)
     acc = operand_def(MemRefType)
@@ -619,7 +621,7 @@ class ConvOp(TileOp):
 
     def check(self, props: Props) -> None:
         _check_accumulator(
-            [element_of(self.input)], element_of(self.weight), element_of(self.acc), "tile.conv"
+            [element_of(self.input)], element_of(self.weight), element_of(self.acc), self.name
         )
         check_in_range(props, "input_zero_point", element_of(self.input))
         batch, in_h, in_w, channels = check_rank(self.input, 4, "the input")
@@ -647,7 +649,54 @@ class ConvOp(TileOp):
 
 
 @irdl_op_definition
-class MatmulOp(TileOp):
+class ConvOp(ConvFields):
+    """Convolve an NHWC input box into an accumulator tile (no padding: it is in the box).
+
+    input [N, IH, IW, C], weight [O, KH, KW, C / group] (symmetric: zero point 0),
+    acc [N, OH, OW, O]:
+
+        acc[n, y, x, o] = (accumulate ? acc[n, y, x, o] : 0)
+            + sum over (ky, kx, c) of (input[n, y * sy + ky * dy, x * sx + kx * dx, g * C/group + c]
+                                       - input_zero_point) * weight[o, ky, kx, c]
+
+    with g the group of output channel o. Integer sums are exact and saturated to
+    int32 (as `qnn.conv`); a float conv (all f32) ignores `input_zero_point`.
+
+        tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3}
+            : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">,
+              memref<1x4x12x16xi32, "sram">
+    """
+
+    name = "tile.conv"
+
+
+class MatmulFields(TileOp):
+    """The operands, properties and checks of `tile.matmul`, which the `npu`
+    command of the same name shares."""
+
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    acc = operand_def(MemRefType)
+    a_zero_point = int_prop(0)
+    trans_b = bool_prop(False)
+    accumulate = bool_prop(False)
+
+    def check(self, props: Props) -> None:
+        _check_accumulator(
+            [element_of(self.a)], element_of(self.b), element_of(self.acc), self.name
+        )
+        check_in_range(props, "a_zero_point", element_of(self.a))
+        rows, depth = check_rank(self.a, 2, "a")
+        b_shape = check_rank(self.b, 2, "b")
+        b_depth, columns = reversed(b_shape) if props.bool("trans_b") else b_shape
+        if b_depth != depth:
+            raise fail(f"a has {depth} columns but b has {b_depth} rows (after trans_b)")
+        if check_rank(self.acc, 2, "the accumulator") != (rows, columns):
+            raise fail(f"the accumulator must be {rows}x{columns}, got {buffer(self.acc)}")
+
+
+@irdl_op_definition
+class MatmulOp(MatmulFields):
     """Multiply a [M, K] tile by a [K, N] tile (or [N, K] with `trans_b`) into acc [M, N].
 
     The product is added to the accumulator or replaces it:
@@ -662,25 +711,6 @@ class MatmulOp(TileOp):
     """
 
     name = "tile.matmul"
-    a = operand_def(MemRefType)
-    b = operand_def(MemRefType)
-    acc = operand_def(MemRefType)
-    a_zero_point = int_prop(0)
-    trans_b = bool_prop(False)
-    accumulate = bool_prop(False)
-
-    def check(self, props: Props) -> None:
-        _check_accumulator(
-            [element_of(self.a)], element_of(self.b), element_of(self.acc), "tile.matmul"
-        )
-        check_in_range(props, "a_zero_point", element_of(self.a))
-        rows, depth = check_rank(self.a, 2, "a")
-        b_shape = check_rank(self.b, 2, "b")
-        b_depth, columns = reversed(b_shape) if props.bool("trans_b") else b_shape
-        if b_depth != depth:
-            raise fail(f"a has {depth} columns but b has {b_depth} rows (after trans_b)")
-        if check_rank(self.acc, 2, "the accumulator") != (rows, columns):
-            raise fail(f"the accumulator must be {rows}x{columns}, got {buffer(self.acc)}")
 
 
 @irdl_op_definition
@@ -710,28 +740,10 @@ class BiasAddOp(TileOp):
             )
 
 
-@irdl_op_definition
-class RequantizeOp(TileOp):
-    """Requantize an i32 accumulator (or an 8-bit tile) into an 8-bit tile, per channel
-    of the last axis.
+class RequantizeFields(TileOp):
+    """The operands, properties and checks of `tile.requantize`, which the `npu`
+    command of the same name shares."""
 
-    params is [C, 2] i32 holding (multiplier, shift) for each of the C channels of the
-    last axis, or [1, 2] for the whole tile:
-
-        out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
-                    clamp_min, clamp_max)
-
-    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py); an 8-bit
-    input less its zero point is a standalone rescale (of a concat input, say). The
-    clamp defaults to the output's storage range. Invalid (M, s) pairs in params are
-    an error when the op runs.
-
-        tile.requantize %acc, %params, %out {output_zero_point = 5}
-            : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">,
-              memref<1x4x12x16xi8, "sram">
-    """
-
-    name = "tile.requantize"
     acc = operand_def(MemRefType)
     params = operand_def(MemRefType)
     output = operand_def(MemRefType)
@@ -764,37 +776,37 @@ class RequantizeOp(TileOp):
         check_clamp(props, output_element)
 
 
+@irdl_op_definition
+class RequantizeOp(RequantizeFields):
+    """Requantize an i32 accumulator (or an 8-bit tile) into an 8-bit tile, per channel
+    of the last axis.
+
+    params is [C, 2] i32 holding (multiplier, shift) for each of the C channels of the
+    last axis, or [1, 2] for the whole tile:
+
+        out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
+                    clamp_min, clamp_max)
+
+    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py); an 8-bit
+    input less its zero point is a standalone rescale (of a concat input, say). The
+    clamp defaults to the output's storage range. Invalid (M, s) pairs in params are
+    an error when the op runs.
+
+        tile.requantize %acc, %params, %out {output_zero_point = 5}
+            : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">,
+              memref<1x4x12x16xi8, "sram">
+    """
+
+    name = "tile.requantize"
+
+
 POOL_KINDS = ("max", "average")
 
 
-@irdl_op_definition
-class PoolOp(TileOp):
-    """Max or average pooling of an NHWC input box (padding materialised) into a tile.
+class PoolFields(TileOp):
+    """The operands, properties and checks of `tile.pool`, which the `npu`
+    command of the same name shares."""
 
-    input [N, IH, IW, C] and out [N, OH, OW, C]; `[%oy, %ox]` is the tile's output
-    origin in the whole layer's output (`index` operands, needed by average pooling).
-
-    max: out = the largest value of each window; the box's padding must hold the
-    storage minimum (or -inf) so that it never wins.
-
-    average: the padding must hold `input_zero_point`. With sum = the sum of
-    (x - input_zero_point) over the window and count its taps inside the original
-    unpadded input of `input_h` x `input_w` (plus those in the explicit `pads`
-    [top, left, bottom, right] with `count_include_pad`; taps past the end padding
-    never count), computed from the output position (origin + index in the tile):
-
-        out = clamp(round_half_even(sum * M * 2^-(31 + s) / count) + output_zero_point,
-                    storage range)
-
-    exactly `qnn.average_pool` (`scheme.divide_round` with `multiplier`, `shift`). A
-    float average (f32) is sum / count.
-
-        tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
-            pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3}
-            : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
-    """
-
-    name = "tile.pool"
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
     origin = var_operand_def(IndexType)
@@ -866,7 +878,7 @@ class PoolOp(TileOp):
         printer.print_list([self.input.type, self.output.type], printer.print_attribute)
 
     @classmethod
-    def parse(cls, parser: Parser) -> PoolOp:
+    def parse(cls, parser: Parser) -> Self:
         start = parser.pos
         source = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
@@ -886,6 +898,36 @@ class PoolOp(TileOp):
             [source, output, *origin], [*types, *[IndexType()] * len(origin)], start
         )
         return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+@irdl_op_definition
+class PoolOp(PoolFields):
+    """Max or average pooling of an NHWC input box (padding materialised) into a tile.
+
+    input [N, IH, IW, C] and out [N, OH, OW, C]; `[%oy, %ox]` is the tile's output
+    origin in the whole layer's output (`index` operands, needed by average pooling).
+
+    max: out = the largest value of each window; the box's padding must hold the
+    storage minimum (or -inf) so that it never wins.
+
+    average: the padding must hold `input_zero_point`. With sum = the sum of
+    (x - input_zero_point) over the window and count its taps inside the original
+    unpadded input of `input_h` x `input_w` (plus those in the explicit `pads`
+    [top, left, bottom, right] with `count_include_pad`; taps past the end padding
+    never count), computed from the output position (origin + index in the tile):
+
+        out = clamp(round_half_even(sum * M * 2^-(31 + s) / count) + output_zero_point,
+                    storage range)
+
+    exactly `qnn.average_pool` (`scheme.divide_round` with `multiplier`, `shift`). A
+    float average (f32) is sum / count.
+
+        tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
+            pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3}
+            : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+    """
+
+    name = "tile.pool"
 
 
 class _ElementwiseOp(TileOp):
@@ -916,7 +958,7 @@ class _ElementwiseOp(TileOp):
                 raise fail(f"operand #{index} must hold {names}, got {element_of(operand)}")
 
 
-class _QuantizedBinaryOp(_ElementwiseOp):
+class QuantizedBinaryFields(_ElementwiseOp):
     """`tile.add` and `tile.mul`: two 8-bit tiles into a third, with zero points and
     a clamp. An input may have a size of 1 where the output has more (a per-channel
     or per-tensor operand): it broadcasts, as in numpy."""
@@ -934,25 +976,10 @@ class _QuantizedBinaryOp(_ElementwiseOp):
         check_clamp(props, element_of(self.output))
 
 
-@irdl_op_definition
-class AddOp(_QuantizedBinaryOp):
-    """Add two quantized tiles of one shape into a third (TFLite's int8 ADD, as `qnn.add`).
+class AddFields(QuantizedBinaryFields):
+    """The operands, properties and checks of `tile.add`, which the `npu`
+    command of the same name shares."""
 
-    Each input, less its zero point, is shifted left and rescaled to a common scale,
-    and the int32 sum is requantized to the output:
-
-        a = fixed_point_multiply((x - lhs_zero_point) << left_shift, lhs_multiplier, lhs_shift)
-        b = fixed_point_multiply((y - rhs_zero_point) << left_shift, rhs_multiplier, rhs_shift)
-        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + output_zero_point,
-                    clamp_min, clamp_max)
-
-    every multiply rounding half to even; the clamp defaults to the output's range.
-
-        tile.add %a, %b, %out {lhs_multiplier = 1073741824, lhs_shift = -1, ...}
-            : memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">
-    """
-
-    name = "tile.add"
     lhs_zero_point = int_prop(0)
     rhs_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
@@ -981,20 +1008,30 @@ class AddOp(_QuantizedBinaryOp):
 
 
 @irdl_op_definition
-class MulOp(_QuantizedBinaryOp):
-    """Multiply two quantized tiles of one shape into a third (TFLite's int8 MUL, as `qnn.mul`).
+class AddOp(AddFields):
+    """Add two quantized tiles of one shape into a third (TFLite's int8 ADD, as `qnn.add`).
 
-        out = clamp(fixed_point_multiply((x - lhs_zero_point) * (y - rhs_zero_point),
-                                         multiplier, shift) + output_zero_point,
+    Each input, less its zero point, is shifted left and rescaled to a common scale,
+    and the int32 sum is requantized to the output:
+
+        a = fixed_point_multiply((x - lhs_zero_point) << left_shift, lhs_multiplier, lhs_shift)
+        b = fixed_point_multiply((y - rhs_zero_point) << left_shift, rhs_multiplier, rhs_shift)
+        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + output_zero_point,
                     clamp_min, clamp_max)
 
-    rounding half to even; the clamp defaults to the output's range.
+    every multiply rounding half to even; the clamp defaults to the output's range.
 
-        tile.mul %a, %b, %out {multiplier = 1518500250, shift = 7}
-            : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
+        tile.add %a, %b, %out {lhs_multiplier = 1073741824, lhs_shift = -1, ...}
+            : memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">
     """
 
-    name = "tile.mul"
+    name = "tile.add"
+
+
+class MulFields(QuantizedBinaryFields):
+    """The operands, properties and checks of `tile.mul`, which the `npu`
+    command of the same name shares."""
+
     lhs_zero_point = int_prop(0)
     rhs_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
@@ -1013,17 +1050,26 @@ class MulOp(_QuantizedBinaryOp):
 
 
 @irdl_op_definition
-class ClampOp(_ElementwiseOp):
-    """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
+class MulOp(MulFields):
+    """Multiply two quantized tiles of one shape into a third (TFLite's int8 MUL, as `qnn.mul`).
 
-    On 8-bit tiles the bounds are stored integers, defaulting to the element type's
-    range (relu, relu6 or clip at one scale); on f32 tiles they are numbers, and a
-    missing one is unbounded (a float relu is `clamp_min = 0.0`):
+        out = clamp(fixed_point_multiply((x - lhs_zero_point) * (y - rhs_zero_point),
+                                         multiplier, shift) + output_zero_point,
+                    clamp_min, clamp_max)
 
-        tile.clamp %in, %out {clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
+    rounding half to even; the clamp defaults to the output's range.
+
+        tile.mul %a, %b, %out {multiplier = 1518500250, shift = 7}
+            : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
     """
 
-    name = "tile.clamp"
+    name = "tile.mul"
+
+
+class ClampFields(_ElementwiseOp):
+    """The operands, properties and checks of `tile.clamp`, which the `npu`
+    command of the same name shares."""
+
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
     clamp_min = _number_prop()
@@ -1044,7 +1090,21 @@ class ClampOp(_ElementwiseOp):
         check_clamp(props, element_of(self.output))
 
 
-class _FloatBinaryOp(_ElementwiseOp):
+@irdl_op_definition
+class ClampOp(ClampFields):
+    """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
+
+    On 8-bit tiles the bounds are stored integers, defaulting to the element type's
+    range (relu, relu6 or clip at one scale); on f32 tiles they are numbers, and a
+    missing one is unbounded (a float relu is `clamp_min = 0.0`):
+
+        tile.clamp %in, %out {clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.clamp"
+
+
+class FloatBinaryFields(_ElementwiseOp):
     """`tile.addf` and `tile.mulf`: two f32 tiles into a third; an input with a size
     of 1 where the output has more broadcasts."""
 
@@ -1057,7 +1117,7 @@ class _FloatBinaryOp(_ElementwiseOp):
 
 
 @irdl_op_definition
-class AddFOp(_FloatBinaryOp):
+class AddFOp(FloatBinaryFields):
     """Add two f32 tiles into a third: out = lhs + rhs (float programs); an input
     with a size of 1 where the output has more broadcasts.
 
@@ -1069,7 +1129,7 @@ class AddFOp(_FloatBinaryOp):
 
 
 @irdl_op_definition
-class MulFOp(_FloatBinaryOp):
+class MulFOp(FloatBinaryFields):
     """Multiply two f32 tiles into a third: out = lhs * rhs (float programs); an input
     with a size of 1 where the output has more broadcasts (a per-channel scale).
 
@@ -1080,16 +1140,10 @@ class MulFOp(_FloatBinaryOp):
     name = "tile.mulf"
 
 
-@irdl_op_definition
-class TransposeOp(TileOp):
-    """Permute the axes of a tile into another: output axis i is input axis perm[i]
-    (as `nn.transpose`); same element type, any rank.
+class TransposeFields(TileOp):
+    """The operands, properties and checks of `tile.transpose`, which the `npu`
+    command of the same name shares."""
 
-        tile.transpose %in, %out {perm = [0, 2, 1]}
-            : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
-    """
-
-    name = "tile.transpose"
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
     perm = prop_def(nn._ints())
@@ -1109,23 +1163,27 @@ class TransposeOp(TileOp):
             raise fail("input and output must have the same element type")
 
 
+@irdl_op_definition
+class TransposeOp(TransposeFields):
+    """Permute the axes of a tile into another: output axis i is input axis perm[i]
+    (as `nn.transpose`); same element type, any rank.
+
+        tile.transpose %in, %out {perm = [0, 2, 1]}
+            : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
+    """
+
+    name = "tile.transpose"
+
+
 def _value(attribute: Attribute) -> float:
     assert isinstance(attribute, IntegerAttr | FloatAttr)
     return float(attribute.value.data)
 
 
-@irdl_op_definition
-class LutOp(TileOp):
-    """Map an 8-bit tile through a 256-entry table: out = table[x - storage_min].
+class LutFields(TileOp):
+    """The operands, properties and checks of `tile.lut`, which the `npu`
+    command of the same name shares."""
 
-    storage_min is -128 for i8 and 0 for ui8 inputs (as `qnn.lut`); the output has
-    the table's element type.
-
-        tile.lut %in, %table, %out
-            : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
-    """
-
-    name = "tile.lut"
     input = operand_def(MemRefType)
     table = operand_def(MemRefType)
     output = operand_def(MemRefType)
@@ -1147,6 +1205,20 @@ class LutOp(TileOp):
             raise fail(
                 f"the output {buffer(self.output)} differs in shape from {buffer(self.input)}"
             )
+
+
+@irdl_op_definition
+class LutOp(LutFields):
+    """Map an 8-bit tile through a 256-entry table: out = table[x - storage_min].
+
+    storage_min is -128 for i8 and 0 for ui8 inputs (as `qnn.lut`); the output has
+    the table's element type.
+
+        tile.lut %in, %table, %out
+            : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.lut"
 
 
 TILE = Dialect(

@@ -30,6 +30,7 @@ from xdsl.ir import Attribute, Operation
 from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp.nn import NNFunctions
+from irc.interp.npu import NpuFunctions
 from irc.interp.part import PartFunctions
 from irc.interp.qnn import QNNFunctions
 from irc.interp.quant import QuantFunctions
@@ -43,8 +44,9 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 """(inputs, outputs) of a function, each a list of (name, tensor type)."""
 
 
-def interpreter_functions() -> list[InterpreterFunctions]:
-    """Every dialect's interpreter implementations, as registered by `make_interpreter`."""
+def interpreter_functions(npu: NpuFunctions | None = None) -> list[InterpreterFunctions]:
+    """Every dialect's interpreter implementations, as registered by `make_interpreter`
+    (`npu`: the simulator's, to read its state after a run)."""
     return [
         FuncFunctions(),
         ScfFunctions(),
@@ -54,13 +56,14 @@ def interpreter_functions() -> list[InterpreterFunctions]:
         QuantFunctions(),
         QNNFunctions(),
         TileFunctions(),
+        npu if npu is not None else NpuFunctions(),
     ]
 
 
-def make_interpreter(module: ModuleOp) -> Interpreter:
+def make_interpreter(module: ModuleOp, npu: NpuFunctions | None = None) -> Interpreter:
     """An xDSL `Interpreter` for `module` with every irc dialect's implementations."""
     interpreter = Interpreter(module, listeners=(_ResultTypeCheck(),))
-    for functions in interpreter_functions():
+    for functions in interpreter_functions(npu):
         interpreter.register_implementations(functions)
     return interpreter
 
@@ -280,13 +283,15 @@ def run_function(
     module: ModuleOp,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     entry: str = "main",
+    npu: NpuFunctions | None = None,
 ) -> dict[str, np.ndarray]:
     """Run `func.func @entry` of `module`; returns its outputs by name, in result order.
 
     The outputs are new arrays, named by their `irc.name` result attributes
     (`output_0`, ... when absent).
 
-    `inputs` maps input names to arrays, or lists the arrays in argument order. Arrays
+    `inputs` maps input names to arrays, or lists the arrays in argument order. An
+    `npu` command stream runs on the simulator `npu` (a fresh one by default). Arrays
     are converted to the argument types when that keeps their values (float64 data
     for a float32 input); a wrong shape, a missing or unknown name, or data that would
     change in conversion is an `IrcError` naming the input.
@@ -295,7 +300,7 @@ def run_function(
     input_signature, output_signature = function_signature(module, entry)
     arguments = _bind_inputs(function, input_signature, inputs)
     _check_constants_have_data(module)
-    interpreter = make_interpreter(module)
+    interpreter = make_interpreter(module, npu)
     with np.errstate(all="ignore"):
         results = interpreter.call_op(function, tuple(arguments))
     # Fresh arrays: results may be views of inputs or of read-only constant data.

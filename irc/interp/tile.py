@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from irc.diagnostics import error
 from irc.dialects import tile
@@ -103,6 +103,41 @@ def _requantize_into(output: np.ndarray, sums: np.ndarray, op: tile.AddOp | tile
         props.int("output_zero_point") or 0,
         low,
         high,
+    )
+    _store(output, result)
+
+
+def requantize_tile(
+    acc: np.ndarray,
+    params: np.ndarray,
+    output: np.ndarray,
+    input_zero_point: int,
+    op: Operation,
+    output_element: Attribute,
+) -> None:
+    """output = requantize(acc - input_zero_point) with the [C, 2] (or [1, 2])
+    (multiplier, shift) pairs of `params` and `op`'s output zero point and clamp
+    (`tile.requantize`, and the output stage of an `npu` MAC command)."""
+    props = op.props()  # type: ignore[attr-defined]
+    multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
+    for channel, (multiplier, shift) in enumerate(zip(multipliers, shifts)):
+        problem = scheme.check_multiplier(int(multiplier), int(shift))
+        if problem is not None:
+            raise error(
+                f"the requantization parameters of channel {channel}: {problem}",
+                op,
+                hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+            )
+    low, high = tile.check_clamp(props, output_element)
+    axis = None if len(multipliers) == 1 else acc.ndim - 1
+    result = scheme.requantize(
+        acc.astype(np.int64) - input_zero_point,
+        multipliers if axis is not None else int(multipliers[0]),
+        shifts if axis is not None else int(shifts[0]),
+        props.int("output_zero_point") or 0,
+        low,
+        high,
+        axis,
     )
     _store(output, result)
 
@@ -255,27 +290,9 @@ class TileFunctions(InterpreterFunctions):
     ) -> PythonValues:
         acc, params, output = args
         props = op.props()
-        multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
-        for channel, (multiplier, shift) in enumerate(zip(multipliers, shifts)):
-            problem = scheme.check_multiplier(int(multiplier), int(shift))
-            if problem is not None:
-                raise error(
-                    f"the requantization parameters of channel {channel}: {problem}",
-                    op,
-                    hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
-                )
-        low, high = tile.check_clamp(props, tile.element_of(op.output))
-        axis = None if len(multipliers) == 1 else acc.ndim - 1
-        result = scheme.requantize(
-            acc.astype(np.int64) - (props.int("input_zero_point") or 0),
-            multipliers if axis is not None else int(multipliers[0]),
-            shifts if axis is not None else int(shifts[0]),
-            props.int("output_zero_point") or 0,
-            low,
-            high,
-            axis,
+        requantize_tile(
+            acc, params, output, props.int("input_zero_point") or 0, op, tile.element_of(op.output)
         )
-        _store(output, result)
         return ()
 
     @impl(tile.PoolOp)

@@ -64,6 +64,12 @@ def _tile() -> Dialect:
     return TILE
 
 
+def _npu() -> Dialect:
+    from irc.dialects.npu import NPU
+
+    return NPU
+
+
 def _scf() -> Dialect:
     from xdsl.dialects.scf import Scf
 
@@ -84,6 +90,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "quant": _quant,
     "qnn": _qnn,
     "tile": _tile,
+    "npu": _npu,
     "scf": _scf,
     "arith": _arith,
 }

@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
+from irc.ir.weights import dtype_of
 from irc.quantize import scheme
 from irc.tiling.lowering import (
     DDR,
@@ -54,7 +55,13 @@ from irc.tiling.lowering import (
     tensor_shape,
     zero_point_of,
 )
-from irc.tiling.planner import BIAS_BYTES, REQUANT_PAIR_BYTES, Layer, Plan, layer_of
+from irc.tiling.planner import (
+    BIAS_BYTES,
+    REQUANT_PAIR_BYTES,
+    Layer,
+    Plan,
+    layer_of,
+)
 
 Bounds = dict[str, Bound]
 Action = Callable[[Bounds], None]
@@ -95,7 +102,10 @@ class LayerBuilder:
         if key not in self.buffers:
             properties: dict[str, Attribute] = {}
             if role in self.offsets:
-                properties["offset"] = IntegerAttr(self.offsets[role][0] + within, i64)
+                copies = self.offsets[role]
+                properties["offset"] = IntegerAttr(copies[0] + within, i64)
+                if len(copies) > 1:
+                    properties["alternate"] = IntegerAttr(copies[1] + within, i64)
             op = tile.AllocOp.create(
                 properties=properties, result_types=[memref(shape, element, SRAM)]
             )
@@ -806,15 +816,24 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
 
 
 def _elementwise_layer(
-    name: str, op_name: str, shape: Sequence[int], inputs: int, table_bytes: int = 0
+    name: str,
+    op_name: str,
+    shape: Sequence[int],
+    inputs: int,
+    element: Attribute,
+    table_bytes: int = 0,
+    output_element: Attribute | None = None,
 ) -> Layer:
-    """The planner's view of an elementwise pass over a tensor of `shape` (a copy, a
-    pad, a rescale with one (multiplier, shift) pair of `table_bytes`)."""
+    """The planner's view of an elementwise pass over a tensor of `shape` of
+    `element`s (a copy, a pad, a rescale with one (multiplier, shift) pair of
+    `table_bytes`)."""
     channels = shape[-1] if shape else 1
     rows = math.prod(shape[:-1]) if shape else 1
     return Layer(
         name, op_name, "elementwise", "vector", 1, rows, 1, channels, rows, 1, channels,
         groups=channels, inputs=inputs, table_bytes=table_bytes,
+        in_bytes=dtype_of(element).itemsize,
+        out_bytes=dtype_of(output_element or element).itemsize,
     )  # fmt: skip
 
 
@@ -877,7 +896,9 @@ def lower_elementwise(lowering: FunctionLowering, op: Operation) -> None:
     if isinstance(op, FLOAT_ELEMENTWISE) != _floating(*inputs, result):
         raise UnsupportedLayer("an nn elementwise op on quantized values")
     props = op.props()  # type: ignore[attr-defined]
-    layer = layer_of(op) or _elementwise_layer(op.name, op.name, shape, len(inputs))
+    layer = layer_of(op) or _elementwise_layer(
+        op.name, op.name, shape, len(inputs), elements[0], output_element=output_element
+    )
     plan = lowering.plan(op, layer)
     sources = [
         _storage_as(lowering, value, operand) for value, operand in zip(inputs, operand_shapes)
@@ -998,7 +1019,7 @@ def lower_transpose(lowering: FunctionLowering, op: nn.TransposeOp) -> None:
     perm = list(op.props().ints("perm") or [])
     shape = list(tensor_shape(op.result))
     element = _element(op.input)
-    plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1))
+    plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1, element))
     source, target = lowering.storage(op.input), lowering.storage(op.result)
     tiled = Elementwise(lowering, plan, shape)
     b, em = tiled.builder, tiled.builder.em
@@ -1050,7 +1071,7 @@ def lower_slices(lowering: FunctionLowering, op: nn.SliceOp | nn.SplitOp) -> Non
         shape = list(tensor_shape(result))
         if not all(shape):
             continue  # an empty piece moves nothing
-        plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1))
+        plan = lowering.plan(op, _elementwise_layer(op.name, op.name, shape, 1, element))
         target = lowering.storage(result)
         tiled = Elementwise(lowering, plan, shape)
         builder = tiled.builder
@@ -1074,7 +1095,7 @@ def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
     rank = len(shape)
     pads = list(props.ints("pads") or [0] * 2 * rank)
     element = _element(op.input)
-    layer = _elementwise_layer(op.name, op.name, shape, 1)
+    layer = _elementwise_layer(op.name, op.name, shape, 1, element)
     plan = lowering.plan(op, layer)
     source, target = lowering.storage(op.input), lowering.storage(op.result)
     if not source.whole:
@@ -1144,7 +1165,9 @@ def _copy_into(
     """Copy (and rescale) a value into a box of another buffer, tile by tile via SRAM."""
     shape = list(target.shape)
     pair_bytes = REQUANT_PAIR_BYTES if rescale is not None else 0
-    layer = _elementwise_layer(op.name, op.name, shape, 1, pair_bytes)
+    layer = _elementwise_layer(
+        op.name, op.name, shape, 1, element, pair_bytes, output_element=output_element
+    )
     plan = lowering.plan(op, layer)
     tiled = Elementwise(lowering, plan, shape)
     b, em = tiled.builder, tiled.builder.em

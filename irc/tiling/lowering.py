@@ -579,6 +579,11 @@ class FunctionLowering:
                 self.storages, self.roots, self.weights_end, self.lowered, self.pending = saved
                 self._keep(op)
                 continue
+            # The layer's ops keep its location: what the command stream and the
+            # simulator's per-layer figures name it by.
+            for emitted in self.emitter.stack[0]:
+                for nested in emitted.walk():
+                    nested.location = op.location
             self.block.insert_ops_before(self.emitter.stack[0], op)
             self.stats.layers[op.name] += 1
         self._erase_dead()

@@ -318,6 +318,18 @@ ELEMENTWISE_OPS = (
 )
 
 
+def layer_name(op: Operation) -> str:
+    """The ONNX node name of `op`, else `name@line:col` of parsed IR, else its name."""
+    from irc.diagnostics import Location
+
+    location = Location.of(op)
+    if location.name:
+        return location.name
+    if location.line is not None:
+        return f"{op.name}@{location.line}:{location.col}"
+    return op.name
+
+
 def layer_of(op: Operation, name: str = "") -> Layer | None:
     """The tiling view of `op`, or None for an op tiling does not plan (constants,
     data movement, and ops of ranks it does not model, such as 3-D pooling).

@@ -5,7 +5,11 @@
 
 The input is textual IR (`.mlir`) or an ONNX model (imported on the fly). Inputs come
 from `.npy` files, by the names the model gives them, or are drawn at random from a
-seed. Each output is written as `NAME.npy` into `--output-dir`. With
+seed. Each output is written as `NAME.npy` into `--output-dir`. A command stream
+(`npu` level) runs on the NPU simulator of `--target` (default: the target it was
+compiled for): the run's cycles, engine utilisation and DDR traffic are printed
+(`--layers`: per layer too), and `--trace FILE` writes its timeline as Chrome trace
+events (open it in Perfetto or chrome://tracing). With
 `--compare-onnxruntime`, the same inputs are run through onnxruntime and the maximum
 absolute and relative error of every output is printed; the exit status is 1 if any
 output differs beyond `--rtol`/`--atol` (numpy's `allclose` rule).
@@ -20,6 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +37,9 @@ from irc.tools.common import (
     report,
     tool_error,
 )
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 TOOL = "irc-run"
 
@@ -63,6 +71,17 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (1e-4)")
     parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (1e-5)")
+    parser.add_argument(
+        "--target",
+        metavar="NAME|FILE",
+        help="the NPU that runs a command stream (default: the one it was compiled for)",
+    )
+    parser.add_argument(
+        "--trace", type=Path, metavar="FILE.json", help="write a command stream's timeline"
+    )
+    parser.add_argument(
+        "--layers", action="store_true", help="print a command stream's figures per layer"
+    )
     return parser.parse_args(argv)
 
 
@@ -115,7 +134,17 @@ def run(args: argparse.Namespace) -> int:
             hint="give --input NAME=FILE.npy for each input, or --random-inputs",
         )
     start = time.perf_counter()
-    outputs = run_function(module, inputs, args.entry)
+    stream = _is_command_stream(module, args.entry)
+    if (args.trace or args.layers) and not stream:
+        raise tool_error(
+            TOOL,
+            "--trace and --layers need a command stream (npu level)",
+            hint="lower the model with lower-to-npu first",
+        )
+    if stream:
+        outputs = _simulate(module, inputs, args)
+    else:
+        outputs = run_function(module, inputs, args.entry)
     elapsed = time.perf_counter() - start
     print(f"ran @{args.entry} in {elapsed * 1000:.1f} ms")
     for name, array in outputs.items():
@@ -132,6 +161,43 @@ def run(args: argparse.Namespace) -> int:
     if args.compare_onnxruntime is not None:
         return _compare(args, inputs, outputs)
     return 0
+
+
+def _is_command_stream(module: ModuleOp, entry: str) -> bool:
+    from xdsl.dialects.func import FuncOp
+
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.sym_name.data == entry:
+            return any(inner.name.startswith("npu.") for inner in op.walk())
+    return False
+
+
+def _simulate(module: ModuleOp, inputs: dict, args: argparse.Namespace) -> dict:
+    """Run a command stream on the simulator; print (and write) what it measured."""
+    from xdsl.dialects.func import FuncOp
+
+    from irc.sim.run import simulate, write_trace
+    from irc.targets import load_target
+
+    function = next(
+        op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == args.entry
+    )
+    name = args.target or getattr(function.attributes.get("npu.target"), "data", None)
+    if name is None:
+        raise tool_error(
+            TOOL,
+            "the command stream names no target",
+            hint="give --target NAME|FILE (irc-target --list shows the presets)",
+        )
+    target = load_target(name)
+    outputs, result = simulate(module, inputs, target, args.entry)
+    print(result.summary())
+    if args.layers:
+        print(result.layer_table())
+    if args.trace is not None:
+        write_trace(result, args.trace)
+        print(f"wrote the trace to {args.trace}")
+    return outputs
 
 
 def _compare(args: argparse.Namespace, inputs: dict, outputs: dict) -> int:

@@ -39,6 +39,7 @@ from irc.tiling.planner import (
     Plan,
     Tile,
     TilingError,
+    layer_name,
     layer_of,
     plan_layer,
 )
@@ -198,15 +199,6 @@ def _forced_tile(op: Operation, default: tuple[int, ...]) -> Tile | None:
     return Tile(*sizes)
 
 
-def _layer_name(location: Location, op: Operation) -> str:
-    """The ONNX node name, else `line:col` of parsed IR, else the op name."""
-    if location.name:
-        return location.name
-    if location.line is not None:
-        return f"{op.name}@{location.line}:{location.col}"
-    return op.name
-
-
 def _plan_attribute(plan: Plan) -> DictionaryAttr:
     tile = plan.tile
     return DictionaryAttr(
@@ -252,7 +244,7 @@ def plan_module(
             continue
         location = Location.of(op)
         try:
-            names[op] = _layer_name(location, op)
+            names[op] = layer_name(op)
             layer = layer_of(op, names[op])
             if layer is None:
                 continue

@@ -2,7 +2,8 @@
 // RUN: not irc-opt %s --split-input-file --target=%S/Inputs/tiling-small-sram.toml -p lower-to-tile 2>&1 | FileCheck %s --check-prefix=SMALL
 
 // `lower-to-tile` after `plan-tiles` on npu-demo (SRAM banks of 128 KiB: input at 0,
-// weights at 131072, output at 262144, parameters and accumulator at 393216).
+// weights at 131072, output at 262144, parameters and accumulator at 393216; each
+// double-buffered buffer has its second copy at `alternate`, the accumulator one).
 
 // A 3x3 pad-1 conv of a 12x12x8 map to 16 channels with a forced tile of 5 rows of
 // all 12 columns and 16 channels from 4 of the 8 input channels: two tiles of 5
@@ -16,12 +17,12 @@
 // CHECK:         %[[Y:.*]] = tile.alloc {offset = 0} : memref<1x12x12x16xi8, "ddr">
 // CHECK:         %[[B:.*]] = tile.to_buffer %b {offset = 1152}
 // CHECK:         %[[P:.*]] = tile.to_buffer %{{.*}} {offset = 1216} : tensor<16x2xi32> to memref<16x2xi32, "ddr">
-// CHECK:         %[[BS:.*]] = tile.alloc {offset = 393216} : memref<16xi32, "sram">
-// CHECK:         %[[PS:.*]] = tile.alloc {offset = 393280} : memref<16x2xi32, "sram">
+// CHECK:         %[[BS:.*]] = tile.alloc {alternate = 393408, offset = 393216} : memref<16xi32, "sram">
+// CHECK:         %[[PS:.*]] = tile.alloc {alternate = 393472, offset = 393280} : memref<16x2xi32, "sram">
 // CHECK:         %[[ACC:.*]] = tile.alloc {offset = 393600} : memref<1x5x12x16xi32, "sram">
-// CHECK:         %[[BOX:.*]] = tile.alloc {offset = 0} : memref<1x7x14x4xi8, "sram">
-// CHECK:         %[[WS:.*]] = tile.alloc {offset = 131072} : memref<16x3x3x4xi8, "sram">
-// CHECK:         %[[OUT:.*]] = tile.alloc {offset = 262144} : memref<1x5x12x16xi8, "sram">
+// CHECK:         %[[BOX:.*]] = tile.alloc {alternate = 448, offset = 0} : memref<1x7x14x4xi8, "sram">
+// CHECK:         %[[WS:.*]] = tile.alloc {alternate = 131648, offset = 131072} : memref<16x3x3x4xi8, "sram">
+// CHECK:         %[[OUT:.*]] = tile.alloc {alternate = 263104, offset = 262144} : memref<1x5x12x16xi8, "sram">
 // CHECK:         tile.copy %[[B]][%{{.*}}] to %[[BS]][%{{.*}}] sizes [16]
 // CHECK:         tile.copy %[[P]][%{{.*}}, %{{.*}}] to %[[PS]][%{{.*}}, %{{.*}}] sizes [16, 2]
 // CHECK:         scf.for %[[ROWS:[0-9]+]] = %{{.*}} to %[[TWO:[0-9]+]] step

@@ -396,3 +396,11 @@ func.func @requantize_input_zero_point(%a: memref<8xi8, "sram">, %p: memref<1x2x
   tile.requantize %a, %p, %a {input_zero_point = 300} : memref<8xi8, "sram">, memref<1x2xi32, "sram">, memref<8xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @alloc_alternate() {
+  // expected-error @+1 {{a buffer with an 'alternate' copy needs its 'offset'}}
+  %b = tile.alloc {alternate = 64} : memref<4xi8, "sram">
+  func.return
+}

@@ -13,6 +13,8 @@ func.func @buffers(%t: tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tens
   %x = tile.to_buffer %t : tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>> to memref<1x12x12x8xi8, "ddr">
   // CHECK-NEXT: %box = tile.alloc {offset = 64} : memref<1x6x14x8xi8, "sram">
   %box = tile.alloc {offset = 64} : memref<1x6x14x8xi8, "sram">
+  // CHECK-NEXT: %box2 = tile.alloc {alternate = 8192, offset = 64} : memref<1x6x14x8xi8, "sram">
+  %box2 = tile.alloc {offset = 64, alternate = 8192} : memref<1x6x14x8xi8, "sram">
   // CHECK-NEXT: %acc = tile.alloc : memref<4x4xf32, "sram">
   %acc = tile.alloc : memref<4x4xf32, "sram">
   // CHECK-NEXT: tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">

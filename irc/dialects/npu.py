@@ -1,0 +1,906 @@
+"""The `npu` dialect: the command stream of the simulated NPU.
+
+A program is one function whose body is a flat list, in program order, of:
+
+- **views**: `npu.view` names a buffer at a static byte address of DDR or SRAM, with
+  a shape and element strides (a builtin memref with a strided layout); every command
+  reads and writes views, so every address is static;
+- **commands**, each executed by one engine queue: `npu.dma` (DDR <-> SRAM copies of
+  strided boxes, with an optional fill of the destination frame: the padding of a
+  halo, the zeros of a transposed conv's upsampled input) on `dma_in` or `dma_out`;
+  `npu.conv` and `npu.matmul` on the MAC array, with a fused output stage (bias,
+  requantize, clamp); `npu.fill`, `npu.pool`, `npu.add`, `npu.mul`, `npu.addf`,
+  `npu.mulf`, `npu.clamp`, `npu.lut`, `npu.requantize` and `npu.transpose` on the
+  vector unit; `npu.host_call` of a CPU-fallback function on the host;
+- **synchronisation**: `npu.signal` on a queue sets a token once every command
+  before it on that queue has finished; `npu.wait` on a queue holds the commands
+  after it until the token is set. Queues are otherwise independent: two commands of
+  different queues are ordered only through a signal and a wait;
+- the runtime's **boundary**: `npu.place` writes an argument or a constant (the
+  weights blob) into DDR before the stream runs, `npu.read` reads a result back
+  after `npu.end`, which ends the stream.
+
+The function carries the memory it needs: `npu.ddr_bytes` (DDR, from address 0),
+`npu.weights_bytes` (the read-only weights region at its start), `npu.sram_bytes`
+and `npu.sram_alignment` (the target's). A 3x3 conv tile, its input box padded with
+the zero point:
+
+        %x = npu.view ddr[4096] : memref<1x7x12x8xi8, strided<[1152, 96, 8, 1]>, "ddr">
+        %box = npu.view sram[64] : memref<1x7x12x8xi8, strided<[1344, 112, 8, 1]>, "sram">
+        %frame = npu.view sram[0] : memref<1x7x14x8xi8, "sram">
+        npu.dma %x to %box fill %frame {pad = -3} : ...
+        npu.signal {queue = "dma_in", token = 0}
+        npu.wait {queue = "mac", token = 0}
+        npu.conv %frame, %w, %acc bias %b requantize %p into %out {input_zero_point = -3} : ...
+
+The op reference is docs/isa.md; docs/simulator.md describes the simulator.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Self
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure, SymbolTable
+
+from irc.dialects import tile
+from irc.dialects.nn import Props, fail, int_prop
+from irc.dialects.tile import (
+    EIGHT_BIT,
+    TileOp,
+    buffer,
+    check_clamp,
+    check_in_range,
+    check_number,
+    element_of,
+    shape_of,
+    space_of,
+)
+from irc.ir import weights
+
+QUEUES = ("dma_in", "dma_out", "mac", "vector", "host")
+"""The engine queues, in the order the simulator reports them."""
+
+DDR_BYTES_ATTR = "npu.ddr_bytes"
+WEIGHTS_BYTES_ATTR = "npu.weights_bytes"
+SRAM_BYTES_ATTR = "npu.sram_bytes"
+SRAM_ALIGNMENT_ATTR = "npu.sram_alignment"
+
+
+# --------------------------------------------------------------------------------------
+# Views: buffers at static addresses
+
+
+def element_bytes(buffer_type: MemRefType) -> int:
+    """Bytes of one element of a buffer."""
+    return int(weights.dtype_of(buffer_type.element_type).itemsize)
+
+
+def strides_of(buffer_type: MemRefType) -> tuple[int, ...]:
+    """A buffer's strides in elements (row-major when its layout has none)."""
+    layout = buffer_type.layout
+    shape = buffer_type.get_shape()
+    if isinstance(layout, StridedLayoutAttr):
+        return tuple(int(stride.data) for stride in layout.strides.data)  # type: ignore[union-attr]
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def extent_bytes(buffer_type: MemRefType) -> int:
+    """Bytes from a buffer's first element to the end of its last one."""
+    shape = buffer_type.get_shape()
+    if any(size == 0 for size in shape):
+        return 0
+    last = sum((size - 1) * stride for size, stride in zip(shape, strides_of(buffer_type)))
+    return (last + 1) * element_bytes(buffer_type)
+
+
+def _memory_attr(op: Operation, name: str) -> int | None:
+    """An integer attribute of the function holding `op` (its memory sizes)."""
+    function = op.parent_op()
+    while function is not None and not isinstance(function, FuncOp):
+        function = function.parent_op()
+    if function is None:
+        return None
+    value = function.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else None
+
+
+class _HostData(TileOp):
+    """An op whose DDR buffers may hold any element type the host computes with
+    (i64 indices, f64 values of a host-only subgraph), not only the NPU's."""
+
+    def check_buffer(self, buffer_type: MemRefType, what: str) -> None:
+        """A buffer of the NPU's element types, or in DDR of any type with a numpy dtype."""
+        if space_of(buffer_type) != "ddr" or buffer_type.element_type in tile.ELEMENT_TYPES:
+            tile.check_buffer_type(buffer_type, what)
+            return
+        if any(size < 0 for size in buffer_type.get_shape()):
+            raise fail(f"{what} must have a static shape, got {buffer_type}")
+        try:
+            weights.dtype_of(buffer_type.element_type)
+        except ValueError:
+            raise fail(f"{what} holds {buffer_type.element_type}, which no buffer holds") from None
+
+
+@irdl_op_definition
+class ViewOp(_HostData):
+    """A buffer at a static byte `address` of DDR or SRAM: its shape, element type and
+    element strides are the result type's (a strided layout, or row-major without).
+
+        %box = npu.view sram[12992] : memref<1x7x58x32xi8, "sram">
+        %rows = npu.view ddr[4096] : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">
+
+    The address is a multiple of the element size; the view lies inside its memory
+    (`npu.ddr_bytes`, `npu.sram_bytes` of the function).
+    """
+
+    name = "npu.view"
+    result = result_def(MemRefType)
+    address = int_prop()
+    traits = traits_def(Pure())
+
+    def check(self, props: Props) -> None:
+        address = props.int("address")
+        view = buffer(self.result)
+        if address is None:
+            raise fail("npu.view needs 'address', its byte address")
+        if address < 0:
+            raise fail(f"'address' must be a non-negative byte address, got {address}")
+        layout = view.layout
+        if not isinstance(layout, StridedLayoutAttr | NoneAttr):
+            raise fail(f"the view's layout must be strided, got {layout}")
+        if isinstance(layout, StridedLayoutAttr):
+            offset = layout.offset
+            if not (isinstance(offset, IntAttr) and offset.data == 0):
+                raise fail("the view's address is the property; its layout offset must be 0")
+            if any(not isinstance(s, IntAttr) or s.data < 0 for s in layout.strides.data):
+                raise fail(f"the view's strides must be static and non-negative, got {layout}")
+        size = element_bytes(view)
+        if address % size:
+            raise fail(f"address {address} is not a multiple of the element size {size}")
+        space = space_of(view)
+        limit = _memory_attr(self, DDR_BYTES_ATTR if space == "ddr" else SRAM_BYTES_ATTR)
+        end = address + extent_bytes(view)
+        if limit is not None and end > limit:
+            raise fail(f"the view [{address}, {end}) is outside the {limit} bytes of {space}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {space_of(buffer(self.result))}[{self.props().int('address')}]")
+        self._print_properties(printer, skip=("address",))
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        start = parser.pos
+        space = parser.parse_identifier()
+        parser.parse_punctuation("[")
+        address = parser.parse_integer()
+        parser.parse_punctuation("]")
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        if not isinstance(result_type, MemRefType) or space_of(result_type) != space:
+            parser.raise_error(f'expected a memref in memory space "{space}"', start, parser.pos)
+        properties["address"] = IntegerAttr(address, i64)
+        return cls.create(result_types=[result_type], properties=properties, attributes=attributes)
+
+
+def _check_view(value: SSAValue, what: str) -> ViewOp:
+    """An operand that is a view at a static address."""
+    owner = value.owner
+    if not isinstance(owner, ViewOp):
+        raise fail(f"{what} takes views (npu.view) at static addresses")
+    return owner
+
+
+def _check_not_weights(value: SSAValue, what: str) -> None:
+    """A DDR view written by `what` lies after the read-only weights region."""
+    owner = value.owner
+    if not isinstance(owner, ViewOp) or space_of(buffer(value)) != "ddr":
+        return
+    weights_end = _memory_attr(owner, WEIGHTS_BYTES_ATTR)
+    address = owner.props().int("address") or 0
+    if weights_end is not None and address < weights_end:
+        raise fail(
+            f"{what} writes DDR address {address}, inside the read-only weights region "
+            f"[0, {weights_end})"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The runtime's boundary
+
+
+@irdl_op_definition
+class PlaceOp(_HostData):
+    """The runtime writes a tensor (an argument, or a constant of the weights blob)
+    into a DDR view before the stream starts; it takes no time on the NPU.
+
+        npu.place %x into %v : tensor<1x8x8x16xi8>, memref<1x8x8x16xi8, "ddr">
+    """
+
+    name = "npu.place"
+    value = operand_def(TensorType)
+    target = operand_def(MemRefType)
+
+    def check(self, props: Props) -> None:
+        tile._check_boundary(self.value.type, self.target.type)
+        _check_view(self.target, "npu.place")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(" into ")
+        printer.print_operand(self.target)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([self.value.type, self.target.type], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PlaceOp:
+        start = parser.pos
+        value = parser.parse_unresolved_operand()
+        parser.parse_keyword("into")
+        target = parser.parse_unresolved_operand()
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        operands = parser.resolve_operands([value, target], types, start)
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+@irdl_op_definition
+class ReadOp(_HostData, tile._BoundaryOp):
+    """The runtime reads a result out of a DDR view after the stream has ended; it
+    takes no time on the NPU.
+
+        %y = npu.read %v : memref<1x8x8x16xi8, "ddr"> to tensor<1x8x8x16xi8>
+    """
+
+    name = "npu.read"
+    source = operand_def(MemRefType)
+    result = result_def(TensorType)
+
+    def check(self, props: Props) -> None:
+        tile._check_boundary(self.result.type, self.source.type)
+        _check_view(self.source, "npu.read")
+
+
+# --------------------------------------------------------------------------------------
+# Commands
+
+
+class Command(TileOp):
+    """A command of the stream: it runs on one queue, on views only.
+
+    `QUEUE` is the queue of every command of the kind (the DMA's depends on its
+    direction: `queue()`); a command of the MAC array or the vector unit reads and
+    writes SRAM only, at addresses aligned to `npu.sram_alignment`.
+    """
+
+    QUEUE: ClassVar[str] = ""
+    COMPUTE: ClassVar[bool] = True
+
+    def queue(self) -> str:
+        """The queue that runs this command."""
+        return self.QUEUE
+
+    def views(self) -> list[SSAValue]:
+        """The buffer operands (views) the command reads or writes."""
+        return [operand for operand in self.operands if isinstance(operand.type, MemRefType)]
+
+    def verify_(self) -> None:
+        super().verify_()
+        alignment = _memory_attr(self, SRAM_ALIGNMENT_ATTR) if self.COMPUTE else None
+        for operand in self.views():
+            owner = _check_view(operand, self.name)
+            if not self.COMPUTE:
+                continue
+            if space_of(buffer(operand)) != "sram":
+                raise fail(f"{self.name} runs on SRAM only, got {operand.type}")
+            address = owner.props().int("address")
+            if alignment and address is not None and address % alignment:
+                raise fail(
+                    f"{self.name}: a buffer at SRAM address {address} is not aligned to "
+                    f"{alignment} bytes"
+                )
+
+
+@irdl_op_definition
+class DmaOp(Command):
+    """Copy a strided box between DDR and SRAM (or DDR and DDR): dest = source.
+
+    `source` and `dest` have the same shape and element type; their strides describe
+    the box in each memory (the DMA moves the contiguous runs they make). With `fill`,
+    the DMA first writes `pad` into every element of that frame, a view around
+    `dest`: the padding of a halo, or the frame of a transposed conv's upsampled input
+    when `dest` has strides of `factor` times the frame's. A DMA into SRAM (or within
+    DDR) runs on `dma_in`, one out of SRAM on `dma_out`.
+
+        npu.dma %rows to %box fill %frame {pad = -3}
+            : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
+              memref<1x7x56x32xi8, strided<[12992, 1856, 32, 1]>, "sram">,
+              memref<1x7x58x32xi8, "sram">
+    """
+
+    name = "npu.dma"
+    COMPUTE: ClassVar[bool] = False
+    source = opt_operand_def(MemRefType)
+    dest = opt_operand_def(MemRefType)
+    frame = opt_operand_def(MemRefType)
+    pad = tile._number_prop()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def queue(self) -> str:
+        spaces = {space_of(buffer(view)) for view in self.views()}
+        into = self.dest if self.dest is not None else self.frame
+        if into is not None and space_of(buffer(into)) == "ddr" and "sram" in spaces:
+            return "dma_out"
+        return "dma_in"
+
+    def check(self, props: Props) -> None:
+        source, dest, frame = self.source, self.dest, self.frame
+        if (source is None) != (dest is None):
+            raise fail("npu.dma copies from a source to a dest: give both or neither")
+        if source is None and frame is None:
+            raise fail("npu.dma needs a source and a dest, a fill frame, or both")
+        if source is not None and dest is not None:
+            if element_of(source) != element_of(dest) or shape_of(source) != shape_of(dest):
+                raise fail(
+                    f"source {source.type} and dest {dest.type} differ in shape or element type"
+                )
+            if space_of(buffer(source)) == space_of(buffer(dest)) == "sram":
+                raise fail("npu.dma moves data to or from DDR; both sides are in SRAM")
+        if frame is not None:
+            if dest is not None and (
+                space_of(buffer(frame)) != space_of(buffer(dest))
+                or element_of(frame) != element_of(dest)
+            ):
+                raise fail(f"the frame {frame.type} is not in the dest's memory and type")
+            if props.attr("pad") is None:
+                raise fail("a fill frame needs 'pad'")
+            check_number(props, "pad", element_of(frame), "the frame")
+            if dest is not None and not _inside(dest, frame):
+                raise fail("the dest view does not lie inside the fill frame")
+        for written in (dest, frame):
+            if written is not None:
+                _check_not_weights(written, "npu.dma")
+
+    def print(self, printer: Printer) -> None:
+        if self.source is not None and self.dest is not None:
+            printer.print_string(" ")
+            printer.print_operand(self.source)
+            printer.print_string(" to ")
+            printer.print_operand(self.dest)
+        if self.frame is not None:
+            printer.print_string(" fill ")
+            printer.print_operand(self.frame)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([view.type for view in self.views()], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaOp:
+        start = parser.pos
+        names = []
+        segments = [0, 0, 0]
+        if parser.parse_optional_keyword("fill") is None:
+            names += [parser.parse_unresolved_operand()]
+            parser.parse_keyword("to")
+            names += [parser.parse_unresolved_operand()]
+            segments[:2] = [1, 1]
+            if parser.parse_optional_keyword("fill") is not None:
+                names.append(parser.parse_unresolved_operand())
+                segments[2] = 1
+        else:
+            names.append(parser.parse_unresolved_operand())
+            segments[2] = 1
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        operands = parser.resolve_operands(names, types, start)
+        properties[tile.SEGMENTS] = DenseArrayBase.from_list(i32, segments)
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+def _inside(inner: SSAValue, outer: SSAValue) -> bool:
+    """Every byte of view `inner` lies in the address range of view `outer`."""
+    inner_owner, outer_owner = inner.owner, outer.owner
+    if not isinstance(inner_owner, ViewOp) or not isinstance(outer_owner, ViewOp):
+        return True  # Command.verify_ reports operands that are not views
+    begin = inner_owner.props().int("address") or 0
+    outer_begin = outer_owner.props().int("address") or 0
+    end = begin + extent_bytes(buffer(inner))
+    return outer_begin <= begin and end <= outer_begin + extent_bytes(buffer(outer))
+
+
+# ---- the MAC array ------------------------------------------------------------------
+
+
+class _MacCommand(Command):
+    """The output stage of a MAC command: after the last K step the bias is added to
+    the accumulator (`bias`), then the accumulator is requantized into an 8-bit
+    `output` with the (multiplier, shift) pairs of `params`, its `output_zero_point`
+    and clamp; or, for a float command, clamped in place (`clamp_min`, `clamp_max`,
+    numbers). Without a stage the accumulator is the result."""
+
+    QUEUE: ClassVar[str] = "mac"
+    bias = opt_operand_def(MemRefType)
+    params = opt_operand_def(MemRefType)
+    output = opt_operand_def(MemRefType)
+    output_zero_point = int_prop(0)
+    clamp_min = tile._number_prop()
+    clamp_max = tile._number_prop()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ACC: ClassVar[str] = "acc"
+
+    def check_stage(self, props: Props) -> None:
+        acc = getattr(self, self.ACC)
+        floating = element_of(acc) == f32
+        if self.bias is not None:
+            channels = shape_of(acc)[-1]
+            if element_of(self.bias) != element_of(acc) or shape_of(self.bias) != (channels,):
+                raise fail(f"the bias must be [{channels}] of {element_of(acc)}")
+        if (self.params is None) != (self.output is None):
+            raise fail("a requantizing stage needs both params and output")
+        if self.output is None:
+            if not floating and (
+                props.attr("clamp_min") is not None or props.attr("clamp_max") is not None
+            ):
+                raise fail("an int32 result is clamped by its requantize (params, output)")
+            if props.int("output_zero_point"):
+                raise fail("'output_zero_point' belongs to a requantizing stage")
+            low, high = props.attr("clamp_min"), props.attr("clamp_max")
+            if low is not None and high is not None and tile._value(low) > tile._value(high):
+                raise fail(f"clamp_min {tile._value(low)} is above clamp_max {tile._value(high)}")
+            return
+        if floating:
+            raise fail("a float accumulator is not requantized")
+        if element_of(self.output) not in EIGHT_BIT or shape_of(self.output) != shape_of(acc):
+            raise fail(f"the output must be an 8-bit tile of the accumulator's shape {acc.type}")
+        channels = shape_of(acc)[-1]
+        assert self.params is not None  # with the output, checked above
+        if element_of(self.params) != i32 or shape_of(self.params) not in (
+            (channels, 2),
+            (1, 2),
+        ):
+            raise fail(f"params must be [{channels}, 2] or [1, 2] i32 (multiplier, shift)")
+        check_in_range(props, "output_zero_point", element_of(self.output))
+        for name in ("clamp_min", "clamp_max"):
+            if isinstance(props.attr(name), FloatAttr):
+                raise fail(f"'{name}' of an 8-bit output must be an integer")
+        check_clamp(props, element_of(self.output))
+
+    def _print_stage(self, printer: Printer) -> None:
+        if self.bias is not None:
+            printer.print_string(" bias ")
+            printer.print_operand(self.bias)
+        if self.params is not None and self.output is not None:
+            printer.print_string(" requantize ")
+            printer.print_operand(self.params)
+            printer.print_string(" into ")
+            printer.print_operand(self.output)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands[:3], printer.print_operand)
+        self._print_stage(printer)
+        self._print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([view.type for view in self.operands], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        start = parser.pos
+        names = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        segments = [1, 1, 1, 0, 0, 0]
+        if parser.parse_optional_keyword("bias") is not None:
+            names.append(parser.parse_unresolved_operand())
+            segments[3] = 1
+        if parser.parse_optional_keyword("requantize") is not None:
+            names.append(parser.parse_unresolved_operand())
+            parser.parse_keyword("into")
+            names.append(parser.parse_unresolved_operand())
+            segments[4:] = [1, 1]
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        operands = parser.resolve_operands(names, types, start)
+        properties[tile.SEGMENTS] = DenseArrayBase.from_list(i32, segments)
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+@irdl_op_definition
+class ConvOp(tile.ConvFields, _MacCommand):
+    """A conv tile on the MAC array (the arithmetic of `tile.conv`), then the output
+    stage (see the ISA page): bias, requantize into the 8-bit output, clamp.
+
+        npu.conv %box, %w, %acc bias %b requantize %p into %out
+            {accumulate = true, input_zero_point = -3, output_zero_point = 5}
+            : memref<1x7x58x32xi8, "sram">, memref<64x3x3x32xi8, "sram">,
+              memref<1x5x56x64xi32, "sram">, memref<64xi32, "sram">,
+              memref<64x2xi32, "sram">, memref<1x5x56x64xi8, "sram">
+    """
+
+    name = "npu.conv"
+
+    def check(self, props: Props) -> None:
+        super().check(props)
+        self.check_stage(props)
+
+
+@irdl_op_definition
+class MatmulOp(tile.MatmulFields, _MacCommand):
+    """A matrix product tile on the MAC array (the arithmetic of `tile.matmul`), then
+    the output stage, as `npu.conv`'s.
+
+        npu.matmul %a, %b, %acc requantize %p into %out
+            : memref<8x64xi8, "sram">, memref<64x32xi8, "sram">, memref<8x32xi32, "sram">,
+              memref<32x2xi32, "sram">, memref<8x32xi8, "sram">
+    """
+
+    name = "npu.matmul"
+
+    def check(self, props: Props) -> None:
+        super().check(props)
+        self.check_stage(props)
+
+
+# ---- the vector unit ----------------------------------------------------------------
+
+
+class _VectorCommand(Command):
+    QUEUE: ClassVar[str] = "vector"
+
+
+@irdl_op_definition
+class FillOp(tile.FillFields, _VectorCommand):
+    """Write `value` into every element of an SRAM buffer (as `tile.fill`).
+
+    On the vector unit, one cycle per lane-wide group of elements.
+
+        npu.fill %acc {value = 0} : memref<1x4x12x16xi32, "sram">
+    """
+
+    name = "npu.fill"
+
+
+@irdl_op_definition
+class PoolOp(tile.PoolFields, _VectorCommand):
+    """Max or average pooling of a padded input box (as `tile.pool`); the output
+    origin operands are `arith.constant` indices.
+
+        npu.pool %box, %out[%c0, %c4] {kind = "max", kernel_shape = [3, 3]}
+            : memref<1x6x14x8xi8, "sram">, memref<1x4x12x8xi8, "sram">
+    """
+
+    name = "npu.pool"
+
+    def check(self, props: Props) -> None:
+        super().check(props)
+        for index in self.origin:
+            if not isinstance(index.owner, arith.ConstantOp):
+                raise fail("the output origin of npu.pool is arith.constant indices")
+
+
+@irdl_op_definition
+class RequantizeOp(tile.RequantizeFields, _VectorCommand):
+    """Requantize an i32 or 8-bit tile into an 8-bit one (as `tile.requantize`).
+
+    On the vector unit: `ceil(channels / lanes)` cycles per output pixel.
+
+        npu.requantize %in, %p, %out {input_zero_point = -3, output_zero_point = 5}
+            : memref<64xi8, "sram">, memref<1x2xi32, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "npu.requantize"
+
+
+@irdl_op_definition
+class AddOp(tile.AddFields, _VectorCommand):
+    """Add two quantized tiles (as `tile.add`).
+
+    On the vector unit: `2 * ceil(channels / lanes)` cycles per output pixel (one per
+    input).
+
+        npu.add %a, %b, %out {lhs_multiplier = 1073741824, lhs_shift = -1, ...}
+            : memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">
+    """
+
+    name = "npu.add"
+
+
+@irdl_op_definition
+class MulOp(tile.MulFields, _VectorCommand):
+    """Multiply two quantized tiles (as `tile.mul`).
+
+    On the vector unit: `2 * ceil(channels / lanes)` cycles per output pixel.
+
+        npu.mul %a, %b, %out {multiplier = 1518500250, shift = 7}
+            : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "npu.mul"
+
+
+@irdl_op_definition
+class ClampOp(tile.ClampFields, _VectorCommand):
+    """Clamp a tile into another (as `tile.clamp`).
+
+    On the vector unit: `ceil(channels / lanes)` cycles per output pixel.
+
+        npu.clamp %in, %out {clamp_min = -5} : memref<64xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "npu.clamp"
+
+
+@irdl_op_definition
+class AddFOp(tile.FloatBinaryFields, _VectorCommand):
+    """Add two f32 tiles (as `tile.addf`).
+
+    On the vector unit: `2 * ceil(channels / lanes)` cycles per output pixel.
+
+        npu.addf %a, %b, %out : memref<64xf32, "sram">, memref<64xf32, "sram">, memref<64xf32, "sram">
+    """
+
+    name = "npu.addf"
+
+
+@irdl_op_definition
+class MulFOp(tile.FloatBinaryFields, _VectorCommand):
+    """Multiply two f32 tiles (as `tile.mulf`).
+
+    On the vector unit: `2 * ceil(channels / lanes)` cycles per output pixel.
+
+        npu.mulf %a, %s, %out : memref<4x16xf32, "sram">, memref<1x16xf32, "sram">, memref<4x16xf32, "sram">
+    """
+
+    name = "npu.mulf"
+
+
+@irdl_op_definition
+class TransposeOp(tile.TransposeFields, _VectorCommand):
+    """Permute a tile's axes into another (as `tile.transpose`).
+
+    On the vector unit: `ceil(last axis / lanes)` cycles per output row.
+
+        npu.transpose %in, %out {perm = [0, 2, 1]} : memref<2x3x4xi8, "sram">, memref<2x4x3xi8, "sram">
+    """
+
+    name = "npu.transpose"
+
+
+@irdl_op_definition
+class LutOp(tile.LutFields, _VectorCommand):
+    """Map an 8-bit tile through a 256-entry table (as `tile.lut`).
+
+    On the vector unit: `ceil(channels / lanes)` cycles per output pixel.
+
+        npu.lut %in, %table, %out : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "npu.lut"
+
+
+# ---- the host -----------------------------------------------------------------------
+
+
+@irdl_op_definition
+class HostCallOp(_HostData, Command):
+    """Run a function of the module on the host CPU: a subgraph the NPU does not run.
+
+    The function takes and returns tensors; the call reads its arguments out of the
+    DDR views `inputs` and writes its results into the DDR views `outputs`.
+
+        npu.host_call @host_0(%a, %b) -> (%c)
+            : (memref<1x10xi8, "ddr">, memref<1x10xi8, "ddr">) -> (memref<1x10xf32, "ddr">)
+    """
+
+    name = "npu.host_call"
+    QUEUE: ClassVar[str] = "host"
+    COMPUTE: ClassVar[bool] = False
+    callee = prop_def(SymbolRefAttr)
+    inputs = var_operand_def(MemRefType)
+    outputs = var_operand_def(MemRefType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def check(self, props: Props) -> None:
+        for view in self.views():
+            if space_of(buffer(view)) != "ddr":
+                raise fail(f"a host call reads and writes DDR only, got {view.type}")
+        for view in self.outputs:
+            _check_not_weights(view, "npu.host_call")
+        module = self.get_toplevel_object()
+        if module is self or not isinstance(module, Operation):
+            return
+        callee = SymbolTable.lookup_symbol(module, self.callee)
+        if not isinstance(callee, FuncOp):
+            raise fail(f"the callee {self.callee} is not a function of the module")
+        inputs, outputs = callee.function_type.inputs.data, callee.function_type.outputs.data
+        if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
+            raise fail(
+                f"{self.callee} takes {len(inputs)} and returns {len(outputs)} tensors; the "
+                f"call has {len(self.inputs)} inputs and {len(self.outputs)} outputs"
+            )
+        for tensor_type, view in [*zip(inputs, self.inputs), *zip(outputs, self.outputs)]:
+            tile._check_boundary(tensor_type, view.type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(") -> (")
+        printer.print_list(self.outputs, printer.print_operand)
+        printer.print_string(")")
+        self._print_properties(printer, skip=("callee",))
+        printer.print_string(" : (")
+        printer.print_list([view.type for view in self.inputs], printer.print_attribute)
+        printer.print_string(") -> (")
+        printer.print_list([view.type for view in self.outputs], printer.print_attribute)
+        printer.print_string(")")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> HostCallOp:
+        start = parser.pos
+        callee = parser.parse_attribute()
+        if not isinstance(callee, SymbolRefAttr):
+            parser.raise_error("expected the callee, @name", start, parser.pos)
+        inputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation("->")
+        outputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        input_types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        output_types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        operands = parser.resolve_operands(
+            [*inputs, *outputs], [*input_types, *output_types], start
+        )
+        properties["callee"] = callee
+        properties[tile.SEGMENTS] = DenseArrayBase.from_list(i32, [len(inputs), len(outputs)])
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+# ---- synchronisation and the end ----------------------------------------------------
+
+
+class _NoOperands(Command):
+    """A command without operands: its properties only."""
+
+    COMPUTE: ClassVar[bool] = False
+
+    def print(self, printer: Printer) -> None:
+        self._print_properties(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        properties, attributes = cls._parse_entries(parser)
+        return cls.create(properties=properties, attributes=attributes)
+
+
+class _SyncOp(_NoOperands):
+    """A signal or wait: on `queue`, about `token`."""
+
+    COMPUTE: ClassVar[bool] = False
+    queue_name = prop_def(StringAttr, prop_name="queue")
+    token = int_prop()
+
+    def queue(self) -> str:
+        return self.queue_name.data
+
+    def check(self, props: Props) -> None:
+        if self.queue_name.data not in QUEUES:
+            raise fail(f"'queue' must be one of {', '.join(QUEUES)}, got {self.queue_name.data}")
+        token = props.int("token")
+        if token is None:
+            raise fail(f"{self.name} needs 'token'")
+        if token < 0:
+            raise fail(f"'token' must be a non-negative integer, got {token}")
+
+
+@irdl_op_definition
+class SignalOp(_SyncOp):
+    """Set `token` once every command before this one on `queue` has finished. A token
+    is set once in a stream.
+
+        npu.signal {queue = "dma_in", token = 3}
+    """
+
+    name = "npu.signal"
+
+
+@irdl_op_definition
+class WaitOp(_SyncOp):
+    """Hold the commands after this one on `queue` until `token` is set (by a signal
+    earlier in the stream).
+
+        npu.wait {queue = "mac", token = 3}
+    """
+
+    name = "npu.wait"
+
+
+@irdl_op_definition
+class EndOp(_NoOperands):
+    """The end of the stream: every queue has drained.
+
+    The runtime reads the results (`npu.read`) after it.
+
+        npu.end
+    """
+
+    name = "npu.end"
+    COMPUTE: ClassVar[bool] = False
+
+
+NPU = Dialect(
+    "npu",
+    [
+        ViewOp,
+        PlaceOp,
+        ReadOp,
+        DmaOp,
+        ConvOp,
+        MatmulOp,
+        FillOp,
+        PoolOp,
+        RequantizeOp,
+        AddOp,
+        MulOp,
+        ClampOp,
+        AddFOp,
+        MulFOp,
+        TransposeOp,
+        LutOp,
+        HostCallOp,
+        SignalOp,
+        WaitOp,
+        EndOp,
+    ],
+    [],
+)
+"""The `npu` dialect."""
+
+__all__ = ["NPU", "QUEUES", "Command", "extent_bytes", "strides_of"]

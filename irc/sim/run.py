@@ -1,0 +1,193 @@
+"""Running a command stream on the simulator, and what the run measured.
+
+`simulate(module, inputs, target)` runs the entry function's stream (irc/interp/npu.py)
+and returns its outputs with a `Report`: total cycles and time at the target's clock,
+each engine's busy cycles and utilisation, the MAC array's utilisation, DDR bytes
+read and written, the SRAM high-water mark, and the same per layer (commands are
+attributed to the layer whose location they carry). `chrome_trace` is the run as a
+Chrome trace-event timeline, one track per engine, which Perfetto and
+chrome://tracing open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from irc.diagnostics import Location
+from irc.dialects import npu
+from irc.interp import run_function
+from irc.interp.npu import Event, NpuFunctions
+from irc.targets import Target, using_target
+
+
+@dataclass
+class Figures:
+    """Cycles, work and traffic of a run or of one layer."""
+
+    start: int = 0
+    end: int = 0
+    busy: dict[str, int] = field(default_factory=lambda: dict.fromkeys(npu.QUEUES, 0))
+    macs: int = 0
+    ddr_read: int = 0
+    ddr_written: int = 0
+    commands: int = 0
+
+    @property
+    def cycles(self) -> int:
+        return self.end - self.start
+
+    def add(self, event: Event) -> None:
+        if not self.commands:
+            self.start, self.end = event.start, event.end
+        self.start = min(self.start, event.start)
+        self.end = max(self.end, event.end)
+        self.busy[npu.QUEUES[event.queue]] += event.end - event.start
+        self.macs += event.macs
+        self.ddr_read += event.ddr_read
+        self.ddr_written += event.ddr_written
+        self.commands += 1
+
+
+@dataclass
+class Report:
+    """What a simulated run took (see the module docstring)."""
+
+    target: Target
+    total: Figures
+    layers: dict[str, Figures]
+    sram_peak: int
+    events: list[Event]
+
+    @property
+    def cycles(self) -> int:
+        return self.total.end
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles / self.target.mac_array.clock_hz
+
+    def utilisation(self, queue: str) -> float:
+        """The share of the run an engine was busy."""
+        return self.total.busy[queue] / self.cycles if self.cycles else 0.0
+
+    @property
+    def mac_utilisation(self) -> float:
+        """MACs done against what the array could do in the run's cycles."""
+        capacity = self.cycles * self.target.mac_array.macs_per_cycle
+        return self.total.macs / capacity if capacity else 0.0
+
+    def summary(self) -> str:
+        """The run in a few lines."""
+        total = self.total
+        lines = [
+            f"{self.cycles} cycles, {self.seconds * 1e3:.3f} ms at "
+            f"{self.target.mac_array.clock_hz / 1e6:g} MHz on {self.target.name}; "
+            f"MAC utilisation {self.mac_utilisation:.1%}",
+            "busy: "
+            + ", ".join(
+                f"{queue} {total.busy[queue]} ({self.utilisation(queue):.0%})"
+                for queue in npu.QUEUES
+            ),
+            f"DDR: {total.ddr_read} bytes read, {total.ddr_written} written; "
+            f"SRAM peak {self.sram_peak} bytes; {total.commands} commands",
+        ]
+        return "\n".join(lines)
+
+    def layer_table(self) -> str:
+        """One line per layer: its span, its engines' busy cycles, MACs and traffic."""
+        header = (
+            f"{'layer':32} {'start':>10} {'cycles':>10} {'mac':>10} {'vector':>9} "
+            f"{'dma_in':>9} {'dma_out':>9} {'host':>9} {'MAC util':>8} {'DDR read':>10} "
+            f"{'written':>10}"
+        )
+        lines = [header]
+        capacity = self.target.mac_array.macs_per_cycle
+        for name, figures in self.layers.items():
+            utilisation = figures.macs / (figures.cycles * capacity) if figures.cycles else 0.0
+            busy = figures.busy
+            lines.append(
+                f"{name[:32]:32} {figures.start:>10} {figures.cycles:>10} {busy['mac']:>10} "
+                f"{busy['vector']:>9} {busy['dma_in']:>9} {busy['dma_out']:>9} "
+                f"{busy['host']:>9} {utilisation:>8.1%} {figures.ddr_read:>10} "
+                f"{figures.ddr_written:>10}"
+            )
+        return "\n".join(lines)
+
+
+def _layer_of(event: Event) -> str:
+    location = Location.of(event.op)
+    if location.name:
+        return location.name
+    if location.line is not None:
+        return f"line {location.line}"
+    return event.op.name
+
+
+def simulate(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    target: Target,
+    entry: str = "main",
+) -> tuple[dict[str, np.ndarray], Report]:
+    """Run the command stream of `module`'s `entry` on `target`'s simulator."""
+    functions = NpuFunctions()
+    with using_target(target):
+        outputs = run_function(module, inputs, entry, npu=functions)
+    simulation = functions.simulation
+    if simulation is not None:
+        simulation.timeline.schedule()
+    events = simulation.timeline.events if simulation is not None else []
+    total = Figures()
+    layers: dict[str, Figures] = {}
+    for event in events:
+        total.add(event)
+        layers.setdefault(_layer_of(event), Figures()).add(event)
+    sram_peak = simulation.sram_high if simulation is not None else 0
+    return outputs, Report(target, total, layers, sram_peak, events)
+
+
+def chrome_trace(report: Report) -> dict[str, object]:
+    """The run as Chrome trace events: one thread per engine, times in microseconds."""
+    clock_mhz = report.target.mac_array.clock_hz / 1e6
+    events: list[dict[str, object]] = [
+        {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": report.target.name}}
+    ]
+    for index, queue in enumerate(npu.QUEUES):
+        events.append(
+            {"name": "thread_name", "ph": "M", "pid": 0, "tid": index, "args": {"name": queue}}
+        )
+    for event in report.events:
+        args: dict[str, object] = {"layer": _layer_of(event), "cycles": event.end - event.start}
+        if event.macs:
+            args["macs"] = event.macs
+        if event.ddr_read or event.ddr_written:
+            args["ddr_read"] = event.ddr_read
+            args["ddr_written"] = event.ddr_written
+        events.append(
+            {
+                "name": event.op.name.removeprefix("npu."),
+                "cat": npu.QUEUES[event.queue],
+                "ph": "X",
+                "pid": 0,
+                "tid": event.queue,
+                "ts": event.start / clock_mhz,
+                "dur": (event.end - event.start) / clock_mhz,
+                "args": args,
+            }
+        )
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def write_trace(report: Report, path: Path) -> None:
+    """Write the Chrome trace to `path` (atomically; an unwritable path is an
+    `IrcError`)."""
+    from irc.fileio import write_report
+
+    text = json.dumps(chrome_trace(report), separators=(",", ":"))
+    write_report(path, lambda: text, lambda: text, "trace", "--trace")

@@ -1,0 +1,817 @@
+"""Lowering a tile-level function to the `npu` command stream (docs/simulator.md).
+
+The tile level's loops have static bounds and its buffers static offsets, so the
+lowering runs the function's control abstractly: it unrolls every `scf.for`,
+evaluates the index arithmetic, and turns each tile op into commands on views at
+static addresses:
+
+- **DDR**: the weights region (constants, at their `tile.to_buffer` offsets) from
+  address 0, then the activation arena (the memory plan's offsets), then scratch
+  space for the few buffers the plan leaves unplaced (staging copies of host
+  results); `npu.place` writes the arguments and the weights before the stream.
+- **copies**: a `tile.copy` becomes one `npu.dma` of the part of the box inside its
+  source, into its place in the destination box; when part of the box is padding
+  (or the source is upsampled) the DMA first fills the whole box with the pad.
+- **MAC commands**: a `tile.conv` or `tile.matmul` with the `tile.bias_add` and
+  `tile.requantize` (or float `tile.clamp`) that finish its accumulator becomes one
+  `npu.conv` or `npu.matmul` with that output stage; the vector ops map one to one.
+- **double buffering**: an SRAM buffer with an `alternate` copy changes copies each
+  time a command writes it whole (a new tile), so the next tile's loads go to the
+  other copy while this one's compute reads the first;
+- **host calls**: the tensor ops between tiled layers (`tile.to_tensor` ...
+  `tile.to_buffer`) become functions of the module, each run of consecutive ones an
+  `npu.host_call` reading and writing DDR;
+- **synchronisation**: a scoreboard (irc/sim/scoreboard.py) follows every byte each
+  command reads and writes and each queue's vector clock; when a command would race
+  with an earlier one of another queue, a `npu.signal` is placed right after that
+  one and an `npu.wait` before this one. A wait that the clocks already imply is
+  not emitted, so the synchronisation is what correctness needs and no more.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StridedLayoutAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from irc.diagnostics import error
+from irc.dialects import npu, tile
+from irc.dialects.nn import ConstantOp
+from irc.dialects.qnn import ConstantOp as QConstantOp
+from irc.dialects.quant import quantized_element
+from irc.ir import weights
+from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
+from irc.targets import Target
+
+DDR, SRAM = "ddr", "sram"
+QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
+
+
+@dataclass
+class Statistics:
+    """What the lowering emitted."""
+
+    commands: Counter[str] = field(default_factory=Counter)
+    signals: int = 0
+    waits: int = 0
+    host_calls: int = 0
+    ddr_bytes: int = 0
+
+
+@dataclass
+class Slot:
+    """A tile-level buffer: where it lives (both copies of a double-buffered one)."""
+
+    space: str
+    addresses: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    element: Attribute
+
+    @property
+    def key(self) -> tuple[str, tuple[int, ...]]:
+        return (self.space, self.addresses)
+
+
+def _row_major(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _align(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+@dataclass
+class _Pending:
+    """A MAC command whose output stage may still join it."""
+
+    kind: type[npu.ConvOp] | type[npu.MatmulOp]
+    operands: list[SSAValue]
+    acc: Slot
+    properties: dict[str, Attribute]
+    location: Attribute
+    bias: SSAValue | None = None
+    params: SSAValue | None = None
+    output: SSAValue | None = None
+    reads: list[View] = field(default_factory=list)
+    writes: list[View] = field(default_factory=list)
+
+
+class StreamLowering:
+    """Lowers one tile-level function; see the module docstring."""
+
+    def __init__(self, module: ModuleOp, function: FuncOp, target: Target, double: bool) -> None:
+        self.module = module
+        self.function = function
+        self.target = target
+        self.double = double
+        self.alignment = target.dma.burst_bytes
+        block = function.body.blocks.first
+        assert block is not None
+        self.block = block
+        self.stats = Statistics()
+        # Values of the abstract run: index integers, buffers, tensors in DDR.
+        self.env: dict[SSAValue, object] = {}
+        self.copy_of: dict[tuple[str, tuple[int, ...]], int] = {}
+        # What the new function holds.
+        self.prologue: list[Operation] = []
+        self.views: dict[tuple[object, ...], SSAValue] = {}
+        self.indices: dict[int, SSAValue] = {}
+        self.stream: list[Operation] = []
+        self.after: dict[int, list[Operation]] = {}
+        # The tensors in DDR: value -> (slot) for tensors the stream reads or writes.
+        self.tensor_slots: dict[SSAValue, Slot] = {}
+        self.host_ops: list[Operation] = []
+        self.reads: list[tuple[SSAValue, Slot]] = []
+        self.pending: _Pending | None = None
+        self._layout()
+        self.board = Scoreboard(
+            {DDR: self.ddr_end_planned, SRAM: target.sram.size_bytes}, self.weights_bytes
+        )
+        # Per queue, per command (1-based): its position in the stream and its clock.
+        self.positions: list[list[int]] = [[] for _ in npu.QUEUES]
+        self.clocks: list[list[np.ndarray]] = [[] for _ in npu.QUEUES]
+        self.tokens: dict[tuple[int, int], int] = {}
+
+    # ---- DDR layout ---------------------------------------------------------------------
+
+    def _layout(self) -> None:
+        """The weights region, the arena after it, scratch after that."""
+        weights_end = 0
+        arena_end = 0
+        for op in self.block.ops:
+            if isinstance(op, tile.ToBufferOp) and self._is_constant(op.operands[0]):
+                offset = op.props().int("offset")
+                if offset is not None:
+                    weights_end = max(weights_end, offset + _bytes(op.results[0].type))
+        self.weights_bytes = _align(weights_end, self.alignment)
+        for op in self.block.ops:
+            if isinstance(op, tile.AllocOp | tile.ToBufferOp) and _space(op.results[0]) == DDR:
+                offset = op.props().int("offset")
+                if offset is None or (
+                    isinstance(op, tile.ToBufferOp) and self._is_constant(op.operands[0])
+                ):
+                    continue
+                arena_end = max(arena_end, offset + _bytes(op.results[0].type))
+        self.arena = self.weights_bytes
+        self.scratch = _align(self.arena + arena_end, self.alignment)
+        # Scratch buffers are allocated as the walk meets them; the scoreboard needs
+        # the whole DDR: an upper bound, the arena plus every unplaced buffer.
+        unplaced = sum(
+            _align(_bytes(op.results[0].type), self.alignment)
+            for op in self.block.walk()
+            if isinstance(op, tile.AllocOp | tile.ToBufferOp)
+            and _space(op.results[0]) == DDR
+            and op.props().int("offset") is None
+        )
+        unplaced += sum(
+            _align(_bytes(arg.type), self.alignment)
+            for arg in self.block.args
+            if isinstance(arg.type, TensorType)
+        )
+        unplaced += sum(
+            _align(_bytes(result.type), self.alignment)
+            for op in self.block.ops
+            for result in op.results
+            if isinstance(result.type, TensorType) and not self._is_constant(result)
+        )
+        self.ddr_end_planned = self.scratch + unplaced
+
+    def _is_constant(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, ConstantOp | QConstantOp)
+
+    def _scratch(self, value_type: Attribute) -> int:
+        address = self.scratch
+        self.scratch = _align(self.scratch + _bytes(value_type), self.alignment)
+        return address
+
+    # ---- views --------------------------------------------------------------------------
+
+    def view(self, v: View, element: Attribute) -> SSAValue:
+        """The SSA view of `v` (one per distinct view, in the prologue)."""
+        key = (v.space, v.address, v.shape, v.strides, element)
+        if key not in self.views:
+            if v.strides != _row_major(v.shape):
+                buffer_type = MemRefType(
+                    element,
+                    list(v.shape),
+                    layout=StridedLayoutAttr(list(v.strides), 0),
+                    memory_space=StringAttr(v.space),
+                )
+            else:
+                buffer_type = MemRefType(element, list(v.shape), memory_space=StringAttr(v.space))
+            op = npu.ViewOp.create(
+                properties={"address": IntegerAttr(v.address, i64)}, result_types=[buffer_type]
+            )
+            self.prologue.append(op)
+            self.views[key] = op.results[0]
+        return self.views[key]
+
+    def index(self, value: int) -> SSAValue:
+        if value not in self.indices:
+            op = arith.ConstantOp.from_int_and_width(value, IndexType())
+            self.prologue.append(op)
+            self.indices[value] = op.results[0]
+        return self.indices[value]
+
+    def address_of(self, slot: Slot) -> int:
+        """The current copy's address of a (double-buffered) slot."""
+        return slot.addresses[self.copy_of.get(slot.key, 0)]
+
+    def whole(self, slot: Slot) -> View:
+        return View(
+            slot.space, self.address_of(slot), slot.shape, _row_major(slot.shape), slot.dtype
+        )
+
+    def renew(self, slot: Slot) -> None:
+        """A command writes `slot` whole: a new tile goes to the other copy."""
+        if len(slot.addresses) > 1 and self.double:
+            # The first tile takes the first copy.
+            self.copy_of[slot.key] = 1 - self.copy_of.get(slot.key, 1)
+
+    def box(
+        self, slot: Slot, offsets: Sequence[int], sizes: Sequence[int], factors: Sequence[int] = ()
+    ) -> View:
+        """A box of `slot` at `offsets` (element `i` along an axis of factor `f` at
+        position `offset + i * f`)."""
+        strides = _row_major(slot.shape)
+        factors = list(factors) or [1] * len(sizes)
+        address = (
+            self.address_of(slot)
+            + sum(o * s for o, s in zip(offsets, strides)) * slot.dtype.itemsize
+        )
+        return View(
+            slot.space,
+            address,
+            tuple(sizes),
+            tuple(s * f for s, f in zip(strides, factors)),
+            slot.dtype,
+        )
+
+    # ---- the walk -----------------------------------------------------------------------
+
+    def run(self) -> Statistics:
+        self.walk(list(self.block.ops))
+        self.flush_pending()
+        self.flush_host()
+        self._finish()
+        return self.stats
+
+    def walk(self, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            self.visit(op)
+
+    def value(self, value: SSAValue) -> object:
+        if value not in self.env:
+            raise error("the tile-level program uses a value lower-to-npu cannot evaluate", value)
+        return self.env[value]
+
+    def int_of(self, value: SSAValue) -> int:
+        result = self.value(value)
+        assert isinstance(result, int)
+        return result
+
+    def slot(self, value: SSAValue) -> Slot:
+        result = self.value(value)
+        assert isinstance(result, Slot), f"{value} is not a buffer"
+        return result
+
+    def visit(self, op: Operation) -> None:
+        match op:
+            case arith.ConstantOp():
+                assert isinstance(op.value, IntegerAttr)
+                self.env[op.result] = int(op.value.value.data)
+            case arith.AddiOp():
+                self.env[op.result] = self.int_of(op.lhs) + self.int_of(op.rhs)
+            case arith.SubiOp():
+                self.env[op.result] = self.int_of(op.lhs) - self.int_of(op.rhs)
+            case arith.MuliOp():
+                self.env[op.result] = self.int_of(op.lhs) * self.int_of(op.rhs)
+            case arith.FloorDivSIOp():
+                self.env[op.result] = self.int_of(op.lhs) // self.int_of(op.rhs)
+            case scf.ForOp():
+                self.flush_host()
+                lower, upper, step = (self.int_of(v) for v in (op.lb, op.ub, op.step))
+                body = op.body.block
+                for value in range(lower, upper, step):
+                    self.env[body.args[0]] = value
+                    self.walk([o for o in body.ops if not isinstance(o, scf.YieldOp)])
+            case tile.AllocOp():
+                self.alloc(op)
+            case tile.ToBufferOp():
+                self.to_buffer(op)
+            case tile.ViewOp():
+                parent = self.slot(op.operands[0])
+                result_type = op.results[0].type
+                assert isinstance(result_type, MemRefType)
+                self.env[op.results[0]] = Slot(
+                    parent.space,
+                    parent.addresses,
+                    tuple(result_type.get_shape()),
+                    parent.dtype,
+                    parent.element,
+                )
+            case tile.ToTensorOp():
+                self.env[op.results[0]] = self.slot(op.operands[0])
+                self.tensor_slots[op.results[0]] = self.slot(op.operands[0])
+            case tile.CopyOp():
+                self.flush_pending()
+                self.flush_host()
+                self.copy(op)
+            case tile.ConvOp() | tile.MatmulOp():
+                self.flush_pending()
+                self.flush_host()
+                self.mac(op)
+            case tile.BiasAddOp():
+                self.bias_add(op)
+            case tile.RequantizeOp() if self._joins_stage(op.acc):
+                self.stage_requantize(op)
+            case tile.ClampOp() if self._joins_stage(op.input) and op.input == op.output:
+                self.stage_clamp(op)
+            case _ if op.dialect_name() == "tile":
+                self.flush_pending()
+                self.flush_host()
+                self.vector(op)
+            case ConstantOp() | QConstantOp():
+                self.env[op.results[0]] = op
+            case ReturnOp():
+                self.flush_pending()
+                self.flush_host()
+                self.returned(op)
+            case _:
+                self.flush_pending()
+                self.host_ops.append(op)
+
+    # ---- buffers ------------------------------------------------------------------------
+
+    def alloc(self, op: tile.AllocOp) -> None:
+        result_type = op.results[0].type
+        assert isinstance(result_type, MemRefType)
+        props = op.props()
+        space = _space(op.results[0])
+        offset = props.int("offset")
+        if space == SRAM:
+            addresses: tuple[int, ...] = (offset or 0,)
+            if props.int("alternate") is not None:
+                addresses += (props.int("alternate") or 0,)
+        elif offset is None:
+            addresses = (self._scratch(result_type),)
+        else:
+            addresses = (self.arena + offset,)
+        self.env[op.results[0]] = _slot(space, addresses, result_type)
+
+    def to_buffer(self, op: tile.ToBufferOp) -> None:
+        if op.results[0] in self.env:
+            return  # a host call wrote its result here
+        slot = self._to_buffer_slot(op)
+        self.env[op.results[0]] = slot
+        source = op.operands[0]
+        if source.owner in self.host_ops:
+            self.flush_host()
+        if source in self.tensor_slots:
+            # A tensor already in DDR elsewhere (a host result, a value read back):
+            # the DMA copies it here.
+            placed = self.tensor_slots[source]
+            if placed.addresses != slot.addresses:
+                self.flush_pending()
+                self.emit_dma(
+                    self.whole(placed), self.whole(slot), None, None, op.location, slot.element
+                )
+            return
+        self.place(source, slot)
+
+    def _to_buffer_slot(self, op: tile.ToBufferOp) -> Slot:
+        """Where a `tile.to_buffer` puts its tensor: the weights region (a constant),
+        the arena, or scratch."""
+        result_type = op.results[0].type
+        assert isinstance(result_type, MemRefType)
+        offset = op.props().int("offset")
+        if offset is None:
+            address = self._scratch(result_type)
+        elif self._is_constant(op.operands[0]):
+            address = offset
+        else:
+            address = self.arena + offset
+        return _slot(DDR, (address,), result_type)
+
+    def place(self, value: SSAValue, slot: Slot) -> None:
+        """`npu.place` of an argument or a constant into DDR, before the stream."""
+        view = self.view(self.whole(slot), slot.element)
+        if isinstance(value.owner, Operation):
+            self._keep_constant(value.owner)
+        self.prologue.append(npu.PlaceOp.create(operands=[value, view]))
+        self.tensor_slots[value] = slot
+
+    def _keep_constant(self, op: Operation) -> None:
+        if op not in self.prologue:
+            op.detach()
+            self.prologue.append(op)
+
+    # ---- commands -----------------------------------------------------------------------
+
+    def command(
+        self,
+        op: npu.Command,
+        reads: Sequence[View],
+        writes: Sequence[View],
+    ) -> None:
+        """Add a command to the stream, with the waits it needs before it."""
+        queue = QUEUE_INDEX[op.queue()]
+        try:
+            conflicts = self.board.conflicts(queue, reads, writes)
+        except OutOfBounds as problem:
+            raise error(
+                f"lower-to-npu: {op.name} would access memory it may not: {problem}", op
+            ) from None
+        # Wait for one queue at a time, the one whose signal orders the most of what
+        # races, until nothing does: a wait that another already implies is not made.
+        while conflicts:
+            latest: dict[int, int] = {}
+            for conflict in conflicts:
+                latest[conflict.queue] = max(latest.get(conflict.queue, 0), conflict.index)
+            scores = {
+                other: sum(self.clocks[other][index - 1][q] >= i for q, i in latest.items())
+                for other, index in latest.items()
+            }
+            other = max(sorted(latest), key=lambda q: scores[q])
+            index = latest[other]
+            token = self._signal_after(other, index)
+            self.stream.append(
+                npu.WaitOp.create(
+                    properties={
+                        "queue": StringAttr(npu.QUEUES[queue]),
+                        "token": IntegerAttr(token, i64),
+                    }
+                )
+            )
+            self.stats.waits += 1
+            self.board.wait(queue, self.clocks[other][index - 1])
+            conflicts = self.board.conflicts(queue, reads, writes)
+        index = self.board.issue(queue)
+        self.board.record(queue, index, reads, writes)
+        self.positions[queue].append(len(self.stream))
+        self.clocks[queue].append(self.board.clocks[queue].copy())
+        self.stream.append(op)
+        self.stats.commands[op.name] += 1
+
+    def _signal_after(self, queue: int, index: int) -> int:
+        """The token set after command `index` of `queue` (a signal placed there)."""
+        key = (queue, index)
+        if key not in self.tokens:
+            token = len(self.tokens)
+            self.tokens[key] = token
+            position = self.positions[queue][index - 1]
+            self.after.setdefault(position, []).append(
+                npu.SignalOp.create(
+                    properties={
+                        "queue": StringAttr(npu.QUEUES[queue]),
+                        "token": IntegerAttr(token, i64),
+                    }
+                )
+            )
+            self.stats.signals += 1
+        return self.tokens[key]
+
+    def emit_dma(
+        self,
+        source: View | None,
+        dest: View | None,
+        frame: View | None,
+        pad: Attribute | None,
+        location: Attribute,
+        element: Attribute,
+    ) -> None:
+        operands = [self.view(v, element) for v in (source, dest, frame) if v is not None]
+        properties: dict[str, Attribute] = {
+            tile.SEGMENTS: DenseArrayBase.from_list(
+                i32, [int(source is not None), int(dest is not None), int(frame is not None)]
+            )
+        }
+        if frame is not None:
+            properties["pad"] = pad if pad is not None else IntegerAttr(0, i64)
+        op = npu.DmaOp.create(operands=operands, properties=properties)
+        op.location = location  # type: ignore[assignment]
+        reads = [source] if source is not None else []
+        writes = [frame if frame is not None else dest]
+        self.command(op, reads, [w for w in writes if w is not None])
+
+    def copy(self, op: tile.CopyOp) -> None:
+        source, dest = self.slot(op.source), self.slot(op.dest)
+        rank = len(source.shape)
+        offsets = [self.int_of(v) for v in op.source_offsets]
+        dest_offsets = [self.int_of(v) for v in op.dest_offsets]
+        props = op.props()
+        sizes = props.ints("sizes") or []
+        factors = props.ints("upsample") or [1] * rank
+        firsts, counts, starts = [], [], []
+        empty = False
+        for offset, size, extent, factor in zip(offsets, sizes, source.shape, factors):
+            first = max(-(-offset // factor), 0)
+            last = min((offset + size - 1) // factor, extent - 1)
+            if first > last:
+                empty = True
+                break
+            firsts.append(first)
+            counts.append(last - first + 1)
+            starts.append(first * factor - offset)
+        whole_box = not empty and all(f == 1 for f in factors) and counts == list(sizes)
+        if _covers(dest, sizes):
+            self.renew(dest)
+        frame = None if whole_box else self.box(dest, dest_offsets, sizes)
+        if empty:
+            self.emit_dma(None, None, frame, props.attr("pad"), op.location, dest.element)
+            return
+        source_view = self.box(source, firsts, counts)
+        dest_view = self.box(dest, [d + s for d, s in zip(dest_offsets, starts)], counts, factors)
+        self.emit_dma(source_view, dest_view, frame, props.attr("pad"), op.location, dest.element)
+
+    def mac(self, op: tile.ConvOp | tile.MatmulOp) -> None:
+        slots = [self.slot(v) for v in op.operands]
+        acc = slots[2]
+        accumulate = op.props().bool("accumulate")
+        views = [self.whole(s) for s in slots[:2]]
+        if not accumulate:
+            self.renew(acc)
+        acc_view = self.whole(acc)
+        operands = [self.view(v, s.element) for v, s in zip([*views, acc_view], slots)]
+        properties = {name: value for name, value in op.properties.items() if name != tile.SEGMENTS}
+        self.pending = _Pending(
+            npu.ConvOp if isinstance(op, tile.ConvOp) else npu.MatmulOp,
+            operands,
+            acc,
+            properties,
+            op.location,
+            reads=[*views, *([acc_view] if accumulate else [])],
+            writes=[acc_view],
+        )
+
+    def _joins_stage(self, acc: SSAValue) -> bool:
+        pending = self.pending
+        return (
+            pending is not None and self.slot(acc).key == pending.acc.key and pending.output is None
+        )
+
+    def bias_add(self, op: tile.BiasAddOp) -> None:
+        if not self._joins_stage(op.acc) or self.pending is None or self.pending.bias is not None:
+            raise error("lower-to-npu: a bias add that does not finish a MAC command", op)
+        bias = self.slot(op.bias)
+        view = self.whole(bias)
+        self.pending.bias = self.view(view, bias.element)
+        self.pending.reads.append(view)
+
+    def stage_requantize(self, op: tile.RequantizeOp) -> None:
+        pending = self.pending
+        assert pending is not None
+        params, output = self.slot(op.params), self.slot(op.output)
+        self.renew(output)
+        params_view, output_view = self.whole(params), self.whole(output)
+        pending.params = self.view(params_view, params.element)
+        pending.output = self.view(output_view, output.element)
+        pending.reads.append(params_view)
+        pending.writes.append(output_view)
+        props = op.props()
+        for name in ("output_zero_point", "clamp_min", "clamp_max"):
+            value = props.attr(name)
+            if value is not None:
+                pending.properties[name] = value
+        if props.int("input_zero_point"):
+            raise error("lower-to-npu: a MAC output stage with an input zero point", op)
+        self.flush_pending()
+
+    def stage_clamp(self, op: tile.ClampOp) -> None:
+        pending = self.pending
+        assert pending is not None
+        props = op.props()
+        for name in ("clamp_min", "clamp_max"):
+            value = props.attr(name)
+            if value is not None:
+                pending.properties[name] = value
+        self.flush_pending()
+
+    def flush_pending(self) -> None:
+        pending = self.pending
+        if pending is None:
+            return
+        self.pending = None
+        stage = [pending.bias, pending.params, pending.output]
+        operands = [*pending.operands, *[v for v in stage if v is not None]]
+        properties = dict(pending.properties)
+        properties[tile.SEGMENTS] = DenseArrayBase.from_list(
+            i32, [1, 1, 1, *(int(v is not None) for v in stage)]
+        )
+        op = pending.kind.create(operands=operands, properties=properties)
+        op.location = pending.location  # type: ignore[assignment]
+        self.command(op, pending.reads, pending.writes)
+
+    VECTOR: ClassVar[dict[type[Operation], type[npu.Command]]] = {
+        tile.FillOp: npu.FillOp,
+        tile.PoolOp: npu.PoolOp,
+        tile.RequantizeOp: npu.RequantizeOp,
+        tile.AddOp: npu.AddOp,
+        tile.MulOp: npu.MulOp,
+        tile.ClampOp: npu.ClampOp,
+        tile.AddFOp: npu.AddFOp,
+        tile.MulFOp: npu.MulFOp,
+        tile.TransposeOp: npu.TransposeOp,
+        tile.LutOp: npu.LutOp,
+    }
+    """Vector-unit ops: their tile op and the command of the same fields."""
+
+    def vector(self, op: Operation) -> None:
+        kind = self.VECTOR.get(type(op))
+        if kind is None:
+            raise error(f"lower-to-npu: {op.name} has no command", op)
+        buffers = [v for v in op.operands if isinstance(v.type, MemRefType)]
+        output = buffers[-1]
+        inputs = buffers[:-1]
+        input_views = [self.whole(self.slot(v)) for v in inputs]
+        in_place = output in inputs
+        if not in_place:
+            self.renew(self.slot(output))
+        output_view = self.whole(self.slot(output))
+        mapping: dict[SSAValue, SSAValue] = {}
+        for value, v in zip(inputs, input_views):
+            mapping[value] = self.view(v, self.slot(value).element)
+        mapping[output] = self.view(output_view, self.slot(output).element)
+        operands = [mapping[v] if v in mapping else self.index(self.int_of(v)) for v in op.operands]
+        command = kind.create(operands=operands, properties=dict(op.properties))
+        command.location = op.location
+        self.command(command, input_views, [output_view])
+
+    # ---- host calls ---------------------------------------------------------------------
+
+    def flush_host(self) -> None:
+        """The pending tensor ops as one host call."""
+        ops, self.host_ops = self.host_ops, []
+        if not ops:
+            return
+        inside = set(ops)
+        inputs: list[SSAValue] = []
+        for op in ops:
+            for operand in op.operands:
+                owner = operand.owner
+                if owner in inside or self._is_constant(operand) or operand in inputs:
+                    continue
+                inputs.append(operand)
+        outputs = [
+            result
+            for op in ops
+            for result in op.results
+            if any(use.operation not in inside for use in result.uses)
+        ]
+        # The callee: the ops moved into a function of tensors.
+        name = f"host_{self.stats.host_calls}"
+        self.stats.host_calls += 1
+        block = Block(arg_types=[v.type for v in inputs])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+        for op in ops:
+            for operand in op.operands:
+                if self._is_constant(operand) and operand not in mapping:
+                    clone = operand.owner.clone()  # type: ignore[union-attr]
+                    block.add_op(clone)
+                    mapping[operand] = clone.results[0]
+            clone = op.clone(value_mapper=mapping)
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        block.add_op(ReturnOp(*[mapping[v] for v in outputs]))
+        callee = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block))
+        callee.attributes["irc.device"] = StringAttr("cpu")
+        self.module.body.block.add_op(callee)
+        # Arguments in DDR, results to their buffers.
+        input_views = []
+        for value in inputs:
+            slot = self.tensor_slots.get(value)
+            if slot is None:  # a function argument the host reads first
+                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+                self.place(value, slot)
+            input_views.append(self.whole(slot))
+        output_views = []
+        for value in outputs:
+            destination = next(
+                (u.operation for u in value.uses if isinstance(u.operation, tile.ToBufferOp)),
+                None,
+            )
+            if destination is not None:
+                slot = self._to_buffer_slot(destination)
+                self.env[destination.results[0]] = slot
+            else:
+                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+            self.tensor_slots[value] = slot
+            output_views.append(self.whole(slot))
+        operands = [
+            self.view(v, _memref(value.type).element_type)
+            for v, value in zip([*input_views, *output_views], [*inputs, *outputs])
+        ]
+        call = npu.HostCallOp.create(
+            operands=operands,
+            properties={
+                "callee": SymbolRefAttr(name),
+                tile.SEGMENTS: DenseArrayBase.from_list(i32, [len(inputs), len(outputs)]),
+            },
+        )
+        call.location = ops[0].location
+        self.command(call, input_views, output_views)
+
+    def returned(self, op: ReturnOp) -> None:
+        for value in op.operands:
+            slot = self.tensor_slots.get(value)
+            if slot is None:
+                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+                self.place(value, slot)
+            self.reads.append((value, slot))
+
+    # ---- the new function ---------------------------------------------------------------
+
+    def _finish(self) -> None:
+        self.stream.append(npu.EndOp.create())
+        commands: list[Operation] = []
+        for position, op in enumerate(self.stream):
+            commands.append(op)
+            commands.extend(self.after.get(position, []))
+        results = []
+        epilogue: list[Operation] = []
+        for value, slot in self.reads:
+            view = self.view(self.whole(slot), slot.element)
+            read = npu.ReadOp.create(operands=[view], result_types=[value.type])
+            epilogue.append(read)
+            results.append(read.results[0])
+        old_ops = list(self.block.ops)
+        for op in self.prologue:
+            if op.parent is not None:
+                op.detach()
+        self.block.add_ops([*self.prologue, *commands, *epilogue, ReturnOp(*results)])
+        for op in reversed(old_ops):
+            if op.parent is self.block:
+                op.detach()
+                op.erase(safe_erase=False)
+        attributes = self.function.attributes
+        self.stats.ddr_bytes = _align(self.scratch, self.alignment)
+        attributes[npu.DDR_BYTES_ATTR] = IntegerAttr(self.stats.ddr_bytes, i64)
+        attributes[npu.WEIGHTS_BYTES_ATTR] = IntegerAttr(self.weights_bytes, i64)
+        attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(self.target.sram.size_bytes, i64)
+        attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.sram.alignment_bytes, i64)
+        attributes["npu.target"] = StringAttr(self.target.source)
+
+
+def _covers(slot: Slot, sizes: Sequence[int]) -> bool:
+    return tuple(sizes) == slot.shape
+
+
+def _space(value: SSAValue) -> str:
+    value_type = value.type
+    assert isinstance(value_type, MemRefType)
+    return tile.space_of(value_type)
+
+
+def _bytes(value_type: Attribute) -> int:
+    assert isinstance(value_type, MemRefType | TensorType)
+    storage = _memref(value_type) if isinstance(value_type, TensorType) else value_type
+    return math.prod(storage.get_shape()) * weights.dtype_of(storage.element_type).itemsize
+
+
+def _memref(value_type: Attribute) -> MemRefType:
+    """The DDR buffer type holding a tensor (its storage element): a host call's
+    arguments and results may be of any type (i64 indices, f64 values)."""
+    if isinstance(value_type, MemRefType):
+        return value_type
+    from irc.tiling.lowering import memref
+
+    assert isinstance(value_type, TensorType)
+    quantized = quantized_element(value_type)
+    element = quantized.storage_type if quantized is not None else value_type.element_type
+    return memref(value_type.get_shape(), element, StringAttr(DDR))
+
+
+def _slot(space: str, addresses: tuple[int, ...], buffer_type: MemRefType) -> Slot:
+    return Slot(
+        space,
+        addresses,
+        tuple(buffer_type.get_shape()),
+        weights.dtype_of(buffer_type.element_type),
+        buffer_type.element_type,
+    )

@@ -1,0 +1,383 @@
+"""The NPU simulator (irc/interp/npu.py, irc/sim/) and `lower-to-npu` (irc/stream/).
+
+- A hand-written stream runs bit-exact, each command at the cycle computed by hand
+  from npu-demo's numbers.
+- Races, waits for tokens nothing sets, writes into the weights region, programs that
+  need more SRAM than the target has: each is a located hazard naming the commands.
+- Double buffering makes a DMA-heavy layer at least 1.5x faster than single buffering.
+- The mutation test: every synchronisation command of a compiled program is deleted
+  in turn; the simulator reports a hazard exactly when an independent check (an
+  explicit happens-before graph over the commands' bytes) finds a race, and every
+  deletion does create one (the synchronisation is minimal).
+- The worked example of DESIGN.md, simulated, against the planner and the hand count.
+- The Chrome trace has one track per engine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from test_interp_tile import qtype
+from test_lower_to_tile import conv, int8, program
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from irc.diagnostics import IrcError, collect_diagnostics
+from irc.dialects import npu
+from irc.interp import run_function
+from irc.interp.npu import Hazard
+from irc.ir.context import make_context
+from irc.ir.io import PrintOptions, module_to_string, parse_module, verify_module
+from irc.ir.weights import WeightsMode
+from irc.passes import parse_pipeline
+from irc.quantize import scheme
+from irc.sim.run import chrome_trace, simulate
+from irc.sim.scoreboard import View
+from irc.sim.timing import burst_bytes
+from irc.targets import load_target, using_target
+
+NPU_DEMO = load_target("npu-demo")
+
+# --------------------------------------------------------------------------------------
+# A hand-written stream
+
+STREAM = """func.func @main(%x: tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8> attributes {npu.ddr_bytes = 1024 : i64, npu.weights_bytes = 576 : i64, npu.sram_bytes = 524288 : i64, npu.sram_alignment = 64 : i64} {
+  %w = nn.constant dense<1> : tensor<8x3x3x8xi8>
+  %wd = npu.view ddr[0] : memref<8x3x3x8xi8, "ddr">
+  npu.place %w into %wd : tensor<8x3x3x8xi8>, memref<8x3x3x8xi8, "ddr">
+  %xd = npu.view ddr[576] : memref<1x4x4x8xi8, "ddr">
+  npu.place %x into %xd : tensor<1x4x4x8xi8>, memref<1x4x4x8xi8, "ddr">
+  %yd = npu.view ddr[704] : memref<1x4x4x8xi8, "ddr">
+  %frame = npu.view sram[0] : memref<1x6x6x8xi8, "sram">
+  %inner = npu.view sram[56] : memref<1x4x4x8xi8, strided<[288, 48, 8, 1]>, "sram">
+  %ws = npu.view sram[320] : memref<8x3x3x8xi8, "sram">
+  %acc = npu.view sram[1024] : memref<1x4x4x8xi32, "sram">
+  %p = nn.constant dense<[[1073741824, 3]]> : tensor<1x2xi32>
+  %pd = npu.view ddr[960] : memref<1x2xi32, "ddr">
+  npu.place %p into %pd : tensor<1x2xi32>, memref<1x2xi32, "ddr">
+  %ps = npu.view sram[1536] : memref<1x2xi32, "sram">
+  %out = npu.view sram[1600] : memref<1x4x4x8xi8, "sram">
+  npu.dma %xd to %inner fill %frame {pad = -3} : memref<1x4x4x8xi8, "ddr">, memref<1x4x4x8xi8, strided<[288, 48, 8, 1]>, "sram">, memref<1x6x6x8xi8, "sram">
+  npu.dma %wd to %ws : memref<8x3x3x8xi8, "ddr">, memref<8x3x3x8xi8, "sram">
+  npu.dma %pd to %ps : memref<1x2xi32, "ddr">, memref<1x2xi32, "sram">
+  npu.signal {queue = "dma_in", token = 0}
+  npu.wait {queue = "mac", token = 0}
+  npu.conv %frame, %ws, %acc requantize %ps into %out {input_zero_point = -3, output_zero_point = 1} : memref<1x6x6x8xi8, "sram">, memref<8x3x3x8xi8, "sram">, memref<1x4x4x8xi32, "sram">, memref<1x2xi32, "sram">, memref<1x4x4x8xi8, "sram">
+  npu.signal {queue = "mac", token = 1}
+  npu.wait {queue = "dma_out", token = 1}
+  npu.dma %out to %yd : memref<1x4x4x8xi8, "sram">, memref<1x4x4x8xi8, "ddr">
+  npu.end
+  %y = npu.read %yd : memref<1x4x4x8xi8, "ddr"> to tensor<1x4x4x8xi8>
+  func.return %y : tensor<1x4x4x8xi8>
+}"""
+
+
+def parse(text: str) -> ModuleOp:
+    module = parse_module(text, make_context(), "stream.mlir")
+    verify_module(module)
+    return module
+
+
+def reference_conv(x: np.ndarray) -> np.ndarray:
+    """The stream's conv: 3x3, pad 1 with the zero point -3, all-ones weights,
+    requantized by (2^30, 3) to zero point 1."""
+    padded = np.full((1, 6, 6, 8), -3, np.int64)
+    padded[:, 1:5, 1:5, :] = x
+    acc = np.zeros((1, 4, 4, 8), np.int64)
+    for dy in range(3):
+        for dx in range(3):
+            acc += (padded[:, dy : dy + 4, dx : dx + 4, :] + 3).sum(-1, keepdims=True)
+    return scheme.requantize(acc, 1073741824, 3, 1, -128, 127)
+
+
+def test_a_hand_written_stream_runs_bit_exact_at_the_cycles_counted_by_hand() -> None:
+    x = int8(np.random.default_rng(0), (1, 4, 4, 8))
+    outputs, report = simulate(parse(STREAM), [x], NPU_DEMO)
+    assert np.array_equal(outputs["output_0"], reference_conv(x))
+    # npu-demo: 2 bytes a cycle, 100 cycles of latency, 64-byte bursts, 16x16 MACs.
+    # - the input box: 128 contiguous bytes at 576 (2 bursts): 100 + 64 = 164;
+    # - the weights: 576 bytes (9 bursts) after it on the bus: 164 + 100 + 288 = 552;
+    # - the parameters: 8 bytes, one whole burst: 552 + 100 + 32 = 684;
+    # - the conv waits for all three: 16 pixels x 1 x 1 x 9 taps + 16 + 16 = 176;
+    # - the store waits for the conv: 128 bytes, 100 + 64.
+    spans = [(e.op.name, npu.QUEUES[e.queue], e.start, e.end) for e in report.events]
+    assert spans == [
+        ("npu.dma", "dma_in", 0, 164),
+        ("npu.dma", "dma_in", 164, 552),
+        ("npu.dma", "dma_in", 552, 684),
+        ("npu.conv", "mac", 684, 860),
+        ("npu.dma", "dma_out", 860, 1024),
+    ]
+    assert report.cycles == 1024
+    assert report.total.macs == 16 * 8 * 9 * 8
+    assert (report.total.ddr_read, report.total.ddr_written) == (768, 128)
+    assert report.total.busy["dma_in"] == 684 and report.total.busy["mac"] == 176
+    assert report.sram_peak == 1600 + 128
+
+
+@pytest.mark.parametrize(
+    ("removed", "message"),
+    [
+        (
+            'npu.wait {queue = "mac", token = 0}',
+            "npu.conv at line 21 on mac reads data written by npu.dma at line 17 on dma_in",
+        ),
+        (
+            'npu.wait {queue = "dma_out", token = 1}',
+            "npu.dma at line 24 on dma_out reads data written by npu.conv at line 22 on mac",
+        ),
+        (
+            'npu.signal {queue = "dma_in", token = 0}',
+            "waits for token 0, which no earlier signal sets",
+        ),
+    ],
+)
+def test_a_missing_synchronisation_is_a_hazard_naming_both_commands(
+    removed: str, message: str
+) -> None:
+    text = "\n".join(line for line in STREAM.splitlines() if removed not in line)
+    x = int8(np.random.default_rng(0), (1, 4, 4, 8))
+    with pytest.raises(Hazard) as failure:
+        simulate(parse(text), [x], NPU_DEMO)
+    assert message in str(failure.value)
+    assert "stream.mlir:" in str(failure.value)
+
+
+def test_a_token_set_twice_is_a_hazard() -> None:
+    text = STREAM.replace(
+        'npu.signal {queue = "mac", token = 1}', 'npu.signal {queue = "mac", token = 0}'
+    )
+    text = text.replace(
+        'npu.wait {queue = "dma_out", token = 1}', 'npu.wait {queue = "dma_out", token = 0}'
+    )
+    with pytest.raises(Hazard, match="token 0 is set twice"):
+        simulate(parse(text), [int8(np.random.default_rng(0), (1, 4, 4, 8))], NPU_DEMO)
+
+
+def test_a_write_into_the_weights_region_is_refused() -> None:
+    # The store goes to address 0, where the weights are: the verifier refuses it, and
+    # the simulator would too (for a stream built without verifying it).
+    text = STREAM.replace("%yd = npu.view ddr[704]", "%yd = npu.view ddr[0]")
+    with pytest.raises(IrcError, match=r"read-only weights region \[0, 576\)"):
+        parse(text)
+    module = parse_module(text, make_context(), "stream.mlir")
+    with pytest.raises(Hazard, match=r"read-only weights region \[0, 576\)"):
+        simulate(module, [int8(np.random.default_rng(0), (1, 4, 4, 8))], NPU_DEMO)
+
+
+def test_a_program_for_a_larger_sram_does_not_run_on_a_smaller_target(tmp_path) -> None:
+    text = STREAM.replace("npu.sram_bytes = 524288", "npu.sram_bytes = 1048576")
+    with pytest.raises(IrcError, match="needs 1048576 bytes of SRAM; npu-demo has 524288"):
+        simulate(parse(text), [int8(np.random.default_rng(0), (1, 4, 4, 8))], NPU_DEMO)
+
+
+def test_dma_bursts_count_the_bursts_each_run_touches() -> None:
+    i8 = np.dtype(np.int8)
+    # 4 runs of 64 bytes: aligned, one burst each; shifted by 16 bytes, two each.
+    assert burst_bytes(View("ddr", 0, (4, 64), (128, 1), i8), 64) == 4 * 64
+    assert burst_bytes(View("ddr", 16, (4, 64), (128, 1), i8), 64) == 4 * 128
+    # A contiguous box is one run: 200 bytes from 0 touch 4 bursts.
+    assert burst_bytes(View("ddr", 0, (2, 100), (100, 1), i8), 64) == 256
+
+
+# --------------------------------------------------------------------------------------
+# Compiled programs
+
+
+def compile_to_npu(text: str, pipeline: str = "plan-tiles,lower-to-tile,lower-to-npu") -> ModuleOp:
+    module = parse(text)
+    with using_target(NPU_DEMO), collect_diagnostics():
+        for module_pass in parse_pipeline(pipeline):
+            module_pass.apply(make_context(), module)
+    verify_module(module)
+    return module
+
+
+def test_double_buffering_is_at_least_1_5x_faster_on_a_dma_heavy_layer() -> None:
+    """A 3x3 conv of 28x28x32 to 32 channels in tiles of 2 rows: each tile loads
+    4 x 28 x 32 bytes and stores 2 x 28 x 32, as long as the array takes for it."""
+    rng = np.random.default_rng(21)
+    shape = (1, 28, 28, 32)
+    x_type = qtype(shape, 0.1, -3)
+    layer = conv(rng, "y", "x", x_type, shape, 32, tile=(2, 28, 32, 32))
+    text = program([("x", x_type)], layer.lines, [("y", layer.output_type)])
+    x = int8(rng, shape)
+    expected = run_function(parse(text), [x])
+    cycles = {}
+    for double in (True, False):
+        pipeline = f"plan-tiles,lower-to-tile,lower-to-npu{{double-buffer={str(double).lower()}}}"
+        outputs, report = simulate(compile_to_npu(text, pipeline), [x], NPU_DEMO)
+        assert np.array_equal(outputs["output_0"], expected["output_0"])
+        cycles[double] = report.cycles
+    assert cycles[False] >= 1.5 * cycles[True], cycles
+
+
+# ---- the mutation test ----------------------------------------------------------------
+
+
+def _accesses(op: Operation, views: dict[object, View]) -> tuple[list[View], list[View]]:
+    """(reads, writes) of a command, from its operands' roles (independent of the
+    simulator's own bookkeeping)."""
+    get = lambda value: views[value]  # noqa: E731
+    if isinstance(op, npu.DmaOp):
+        reads = [get(op.source)] if op.source is not None else []
+        written = op.frame if op.frame is not None else op.dest
+        return reads, [get(written)]
+    if isinstance(op, npu.ConvOp | npu.MatmulOp):
+        reads = [get(v) for v in op.operands[:2]]
+        if op.props().bool("accumulate"):
+            reads.append(get(op.acc))
+        reads += [get(v) for v in (op.bias, op.params) if v is not None]
+        writes = [get(op.acc)] + ([get(op.output)] if op.output is not None else [])
+        return reads, writes
+    if isinstance(op, npu.HostCallOp):
+        return [get(v) for v in op.inputs], [get(v) for v in op.outputs]
+    buffers = [v for v in op.operands if v in views]
+    return [get(v) for v in buffers[:-1]], [get(buffers[-1])]
+
+
+def _bytes(view: View) -> set[tuple[str, int]]:
+    size = view.dtype.itemsize
+    offsets = np.zeros((), np.int64)
+    for extent, stride in zip(view.shape, view.strides):
+        offsets = np.add.outer(offsets, np.arange(extent) * stride * size)
+    addresses = (np.add.outer(offsets.ravel(), np.arange(size)) + view.address).ravel()
+    return {(view.space, int(a)) for a in addresses}
+
+
+def races(module: ModuleOp) -> list[tuple[int, int]]:
+    """Pairs of commands (positions) that touch a common byte, one writing it, with no
+    path between them in the happens-before graph: queue order, and signal -> wait."""
+    function = next(op for op in module.ops if op.name == "func.func")
+    ops = list(function.body.block.ops)
+    views = {op.result: View.of(op) for op in ops if isinstance(op, npu.ViewOp)}
+    commands = [
+        (position, op)
+        for position, op in enumerate(ops)
+        if isinstance(op, npu.Command) and not isinstance(op, npu.SignalOp | npu.WaitOp | npu.EndOp)
+    ]
+    # Happens-before: a command's predecessors are the previous command of its queue
+    # and, through each wait before it on its queue, the command before the signal.
+    last: dict[str, int] = {}
+    signalled: dict[int, int | None] = {}
+    incoming: dict[str, list[int]] = defaultdict(list)
+    edges: dict[int, set[int]] = defaultdict(set)
+    for position, op in enumerate(ops):
+        if isinstance(op, npu.SignalOp):
+            signalled[op.props().int("token") or 0] = last.get(op.queue())
+        elif isinstance(op, npu.WaitOp):
+            source = signalled.get(op.props().int("token") or 0)
+            if source is not None:
+                incoming[op.queue()].append(source)
+        elif isinstance(op, npu.Command) and not isinstance(op, npu.EndOp):
+            queue = op.queue()
+            if queue in last:
+                edges[position].add(last[queue])
+            edges[position].update(incoming.pop(queue, []))
+            last[queue] = position
+    before: dict[int, set[int]] = {}
+    for position, _ in commands:
+        reach = set()
+        for predecessor in edges[position]:
+            reach |= {predecessor} | before[predecessor]
+        before[position] = reach
+    touched = {}
+    for position, op in commands:
+        reads, writes = _accesses(op, views)
+        touched[position] = (
+            set().union(*(_bytes(v) for v in reads)),
+            set().union(*(_bytes(v) for v in writes)),
+        )
+    found = []
+    for index, (second, _) in enumerate(commands):
+        reads, writes = touched[second]
+        for first, _ in commands[:index]:
+            first_reads, first_writes = touched[first]
+            conflict = (writes & (first_reads | first_writes)) or (reads & first_writes)
+            if conflict and first not in before[second]:
+                found.append((first, second))
+    return found
+
+
+def test_deleting_any_synchronisation_of_a_compiled_program_is_reported() -> None:
+    """Two convs (the second reads the first's output), an add of both, with tiles
+    small enough for several of each: every signal and wait is deleted in turn."""
+    rng = np.random.default_rng(22)
+    shape = (1, 6, 6, 8)
+    x_type = qtype(shape, 0.1, -3)
+    first = conv(rng, "a", "x", x_type, shape, 8, tile=(3, 6, 8, 8))
+    second = conv(
+        rng, "b", "a", first.output_type, first.output_shape, 8, input_scale=0.1, tile=(2, 6, 8, 8)
+    )
+    text = program([("x", x_type)], first.lines + "\n" + second.lines, [("b", second.output_type)])
+    compiled = compile_to_npu(text)
+    assert races(compiled) == []  # the compiled program is race free
+    stream = module_to_string(compiled, PrintOptions(weights=WeightsMode.INLINE))
+    lines = stream.splitlines()
+    sync = [i for i, line in enumerate(lines) if re.search(r"npu\.(signal|wait) ", line)]
+    assert len(sync) >= 10
+    x = int8(rng, shape)
+    for index in sync:
+        mutated = parse("\n".join(lines[:index] + lines[index + 1 :]))
+        deleted_signal = "npu.signal" in lines[index]
+        real_race = bool(races(mutated)) or deleted_signal  # a wait on nothing: deadlock
+        with pytest.raises(Hazard) if real_race else _nothing():
+            simulate(mutated, [x], NPU_DEMO)
+        # The synchronisation is minimal: every deletion breaks something.
+        assert real_race, f"deleting line {index + 1} ({lines[index].strip()}) races nothing"
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *args: object) -> None:
+        return None
+
+
+# ---- the worked example -----------------------------------------------------------------
+
+WORKED_EXAMPLE = """func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>> {
+  %w = qnn.constant dense<1> : tensor<64x3x3x32xi8> to tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [6]} : (tensor<1x56x56x64xi32>) -> tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+  func.return %y : tensor<1x56x56x64x!quant.uniform<i8:f32, 0.2>>
+}"""
+
+
+def test_the_worked_example_simulates_as_planned() -> None:
+    """DESIGN.md's conv: 225,792 cycles of MACs; the planner estimates 244,140 with
+    the first loads and the last store exposed; the simulation agrees within 2%."""
+    x = int8(np.random.default_rng(23), (1, 56, 56, 32))
+    expected = run_function(parse(WORKED_EXAMPLE), [x])
+    outputs, report = simulate(compile_to_npu(WORKED_EXAMPLE), [x], NPU_DEMO)
+    assert np.array_equal(outputs["output_0"], expected["output_0"])
+    assert report.total.busy["mac"] == 226_176  # 12 tiles of the plan, fill and drain included
+    assert abs(report.cycles - 244_140) <= 0.02 * 244_140
+    assert report.cycles <= 1.10 * 225_792
+    assert (report.total.ddr_read, report.total.ddr_written) == (158_720, 200_704)
+
+
+def test_the_trace_has_one_track_per_engine() -> None:
+    x = int8(np.random.default_rng(0), (1, 4, 4, 8))
+    _, report = simulate(parse(STREAM), [x], NPU_DEMO)
+    trace = json.loads(json.dumps(chrome_trace(report)))
+    names = {
+        event["tid"]: event["args"]["name"]
+        for event in trace["traceEvents"]
+        if event["ph"] == "M" and event["name"] == "thread_name"
+    }
+    assert names == dict(enumerate(npu.QUEUES))
+    spans = [event for event in trace["traceEvents"] if event["ph"] == "X"]
+    assert [(e["name"], names[e["tid"]]) for e in spans] == [
+        ("dma", "dma_in"), ("dma", "dma_in"), ("dma", "dma_in"), ("conv", "mac"), ("dma", "dma_out")
+    ]  # fmt: skip
+    conv_event = spans[3]
+    assert conv_event["ts"] == pytest.approx(684 / 500) and conv_event["dur"] == pytest.approx(
+        176 / 500
+    )
+    assert conv_event["args"]["macs"] == 9216
