@@ -12,7 +12,11 @@
 6. `irc-opt --target=npu-demo`: tile every layer under the SRAM (`plan-tiles`, with
    its per-layer report), place every tensor in DDR (`plan-ddr`) and lower to loops
    of DMA copies and tile compute (`lower-to-tile`);
-7. `irc-run` on the int8 and on the tiled IR: the same outputs, bit for bit.
+7. `irc-run` on the int8 and on the tiled IR: the same outputs, bit for bit;
+8. `irc-opt -p lower-to-npu`: the explicit command stream (DMA, MAC, vector commands,
+   signals and waits, double buffered), and `irc-run` of it on the NPU simulator:
+   the same outputs again, the cycles per engine and per layer, and a timeline
+   (`build/demo/trace.json`, for Perfetto or chrome://tracing).
 
 Every command is printed before it runs, so the demo doubles as a tutorial.
 """
@@ -87,7 +91,8 @@ def main() -> None:
     tiled = BUILD / "resnet50.tile.mlir"
     report = BUILD / "tiles.txt"
     step(
-        BIN / "irc-quantize", model_path, "--data", calibration, "--no-progress", "-o", int8
+        BIN / "irc-quantize", model_path, "--data", calibration, "--no-progress",
+        "--mlir-print-debuginfo", "-o", int8,  # the ONNX node names stay on the ops
     )  # fmt: skip
     step(
         BIN / "irc-opt",
@@ -96,6 +101,7 @@ def main() -> None:
         # The commands run in the repository, so the report path is relative to it.
         f"--pass-pipeline=builtin.module(plan-tiles{{report={report.relative_to(ROOT)}}},"
         "plan-ddr,lower-to-tile)",
+        "--mlir-print-debuginfo",  # each layer's ops keep its ONNX name
         "-o",
         tiled,
     )
@@ -110,9 +116,24 @@ def main() -> None:
     print(f"\nint8 and tile level outputs identical: {same}")
     if not same:
         sys.exit(1)
+
+    stream = BUILD / "resnet50.npu.mlir"
+    trace = BUILD / "trace.json"
+    step(BIN / "irc-opt", tiled, "--target=npu-demo", "-p", "lower-to-npu",
+         "--mlir-print-debuginfo", "-o", stream)  # fmt: skip
+    step(BIN / "irc-run", stream, "--random-inputs", "--seed", "0", "--layers",
+         "--trace", trace, "--output-dir", BUILD / "outputs-npu")  # fmt: skip
+    same = all(
+        np.array_equal(np.load(path), np.load(BUILD / "outputs-npu" / path.name))
+        for path in sorted((BUILD / "outputs-int8").glob("*.npy"))
+    )
+    print(f"\nint8 and simulated NPU outputs identical: {same}")
+    if not same:
+        sys.exit(1)
     print(f"\nIR: {imported.relative_to(ROOT)} (weights in {imported.stem}.weights.npz),")
     print(
-        f"    {int8.relative_to(ROOT)}, {tiled.relative_to(ROOT)}; tiling report: build/demo/tiles.txt"
+        f"    {int8.relative_to(ROOT)}, {tiled.relative_to(ROOT)}, {stream.relative_to(ROOT)};"
+        f" tiling report: build/demo/tiles.txt; timeline: {trace.relative_to(ROOT)}"
     )
 
 

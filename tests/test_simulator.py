@@ -5,8 +5,8 @@
 - Races, waits for tokens nothing sets, writes into the weights region, programs that
   need more SRAM than the target has: each is a located hazard naming the commands.
 - Double buffering makes a DMA-heavy layer at least 1.5x faster than single buffering.
-- The mutation test: every synchronisation command of a compiled program is deleted
-  in turn; the simulator reports a hazard exactly when an independent check (an
+- The mutation test: every synchronisation command of a compiled program (two convs;
+  the trained digits CNN) is deleted in turn; the simulator reports a hazard exactly when an independent check (an
   explicit happens-before graph over the commands' bytes) finds a race, and every
   deletion does create one (the synchronisation is minimal).
 - The worked example of DESIGN.md, simulated, against the planner and the hand count.
@@ -16,14 +16,16 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from test_interp_tile import qtype
 from test_lower_to_tile import conv, int8, program
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
 from irc.diagnostics import IrcError, collect_diagnostics
@@ -31,16 +33,17 @@ from irc.dialects import npu
 from irc.interp import run_function
 from irc.interp.npu import Hazard
 from irc.ir.context import make_context
-from irc.ir.io import PrintOptions, module_to_string, parse_module, verify_module
-from irc.ir.weights import WeightsMode
+from irc.ir.io import parse_module, verify_module
 from irc.passes import parse_pipeline
 from irc.quantize import scheme
 from irc.sim.run import chrome_trace, simulate
 from irc.sim.scoreboard import View
 from irc.sim.timing import burst_bytes
 from irc.targets import load_target, using_target
+from irc.testing.quantized import quantize_with_irc
 
 NPU_DEMO = load_target("npu-demo")
+DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
 
 # --------------------------------------------------------------------------------------
 # A hand-written stream
@@ -303,40 +306,65 @@ def races(module: ModuleOp) -> list[tuple[int, int]]:
     return found
 
 
+def check_every_deletion(compiled: ModuleOp, inputs: list[np.ndarray] | dict) -> int:
+    """Delete each signal and wait of `compiled` in turn: the simulator reports a
+    hazard exactly when `races` finds one (or a wait has lost its signal), and every
+    deletion does break something. Returns how many were deleted."""
+    assert races(compiled) == []  # the compiled program is race free
+    function = next(op for op in compiled.ops if isinstance(op, FuncOp))
+    positions = [
+        index
+        for index, op in enumerate(function.body.block.ops)
+        if isinstance(op, npu.SignalOp | npu.WaitOp)
+    ]
+    for index in positions:
+        mutated = compiled.clone()
+        body = next(op for op in mutated.ops if isinstance(op, FuncOp)).body.block
+        deleted = list(body.ops)[index]
+        text = f"{deleted.name} {dict(deleted.properties)}"
+        deleted.detach()
+        deleted.erase()
+        real_race = bool(races(mutated)) or isinstance(deleted, npu.SignalOp)
+        if real_race:
+            with pytest.raises(Hazard):
+                simulate(mutated, inputs, NPU_DEMO)
+        else:
+            simulate(mutated, inputs, NPU_DEMO)
+        # The synchronisation is minimal: every deletion breaks something.
+        assert real_race, f"deleting {text} (op {index}) races nothing"
+    return len(positions)
+
+
 def test_deleting_any_synchronisation_of_a_compiled_program_is_reported() -> None:
-    """Two convs (the second reads the first's output), an add of both, with tiles
-    small enough for several of each: every signal and wait is deleted in turn."""
+    """Two convs (the second reads the first's output), with tiles small enough for
+    several of each: every signal and wait is deleted in turn."""
     rng = np.random.default_rng(22)
     shape = (1, 6, 6, 8)
     x_type = qtype(shape, 0.1, -3)
     first = conv(rng, "a", "x", x_type, shape, 8, tile=(3, 6, 8, 8))
     second = conv(
-        rng, "b", "a", first.output_type, first.output_shape, 8, input_scale=0.1, tile=(2, 6, 8, 8)
-    )
+        rng, "b", "a", first.output_type, first.output_shape, 8, input_scale=0.1,
+        tile=(2, 6, 8, 8),
+    )  # fmt: skip
     text = program([("x", x_type)], first.lines + "\n" + second.lines, [("b", second.output_type)])
-    compiled = compile_to_npu(text)
-    assert races(compiled) == []  # the compiled program is race free
-    stream = module_to_string(compiled, PrintOptions(weights=WeightsMode.INLINE))
-    lines = stream.splitlines()
-    sync = [i for i, line in enumerate(lines) if re.search(r"npu\.(signal|wait) ", line)]
-    assert len(sync) >= 10
-    x = int8(rng, shape)
-    for index in sync:
-        mutated = parse("\n".join(lines[:index] + lines[index + 1 :]))
-        deleted_signal = "npu.signal" in lines[index]
-        real_race = bool(races(mutated)) or deleted_signal  # a wait on nothing: deadlock
-        with pytest.raises(Hazard) if real_race else _nothing():
-            simulate(mutated, [x], NPU_DEMO)
-        # The synchronisation is minimal: every deletion breaks something.
-        assert real_race, f"deleting line {index + 1} ({lines[index].strip()}) races nothing"
+    assert check_every_deletion(compile_to_npu(text), [int8(rng, shape)]) >= 10
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *args: object) -> None:
-        return None
+def test_deleting_any_synchronisation_of_the_digits_cnn_is_reported() -> None:
+    """The trained digits CNN (models/digits/), quantized by irc and compiled for
+    npu-demo: two convs with pools, two gemms, host calls for its float ends."""
+    data = np.load(DIGITS / "digits_calibration.npz")
+    model = onnx.load(DIGITS / "digits_cnn.onnx")
+    name = model.graph.input[0].name
+    samples = [{name: data["image"][index : index + 1]} for index in range(4)]
+    module = quantize_with_irc(model, samples)
+    expected = run_function(module, samples[0])
+    with using_target(NPU_DEMO), collect_diagnostics():
+        for module_pass in parse_pipeline("plan-tiles,lower-to-tile,lower-to-npu"):
+            module_pass.apply(make_context(), module)
+    outputs, _ = simulate(module, samples[0], NPU_DEMO)
+    assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
+    assert check_every_deletion(module, samples[0]) >= 40
 
 
 # ---- the worked example -----------------------------------------------------------------

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -226,6 +226,29 @@ class NpuFunctions(InterpreterFunctions):
     def __init__(self) -> None:
         self.simulation: Simulation | None = None
         self.tile = TileFunctions()
+
+    def run_stream(
+        self, interpreter: Interpreter, function: FuncOp, arguments: Sequence[object]
+    ) -> list[object]:
+        """Run a function's body op by op: the `npu` ops here, without the generic
+        interpreter's per-op machinery (a stream has tens of thousands of ops), every
+        other op (constants, host calls' callees) by `interpreter`."""
+        block = function.body.blocks.first
+        assert block is not None
+        implementations = getattr(type(self), "__impl_dict")
+        values: dict[SSAValue, object] = dict(zip(block.args, arguments))
+        for op in block.ops:
+            if isinstance(op, ReturnOp):
+                return [values[operand] for operand in op.operands]
+            inputs = tuple(values[operand] for operand in op.operands)
+            implementation = implementations.get(type(op))
+            if implementation is not None:
+                outputs = implementation(self, interpreter, op, inputs).values
+            else:
+                outputs = interpreter.run_op(op, inputs)
+            for result, value in zip(op.results, outputs):
+                values[result] = value
+        raise error("the function has no func.return", function)
 
     def _state(self, op: Operation) -> Simulation:
         if self.simulation is None:

@@ -125,7 +125,7 @@ def _layer_of(event: Event) -> str:
     if location.name:
         return location.name
     if location.line is not None:
-        return f"line {location.line}"
+        return f"{Path(location.file or '').name}:{location.line}"
     return event.op.name
 
 

@@ -13,8 +13,10 @@ with that command: a `Conflict`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
@@ -47,7 +49,7 @@ class View:
             weights.dtype_of(buffer_type.element_type),
         )
 
-    @property
+    @cached_property
     def extent(self) -> int:
         """Bytes from the first element to the end of the last."""
         if any(size == 0 for size in self.shape):
@@ -55,19 +57,30 @@ class View:
         last = sum((size - 1) * stride for size, stride in zip(self.shape, self.strides))
         return (last + 1) * self.dtype.itemsize
 
+    @cached_property
+    def contiguous(self) -> bool:
+        """The view's elements fill its extent (row-major, no gaps)."""
+        return self.extent == math.prod(self.shape) * self.dtype.itemsize
+
     def moved(self, address: int) -> View:
         """The same view at another address."""
         return View(self.space, address, self.shape, self.strides, self.dtype)
 
     def byte_view(self, memory: np.ndarray) -> np.ndarray:
-        """The view's bytes in `memory` (an array with one item per byte), with a
-        trailing axis over each element's bytes."""
+        """The view's bytes in `memory` (an array with one item per byte, or rows of
+        them: then the first axis is kept), with a trailing axis over each element's
+        bytes."""
         unit = memory.itemsize
         size = self.dtype.itemsize
+        leading = memory.shape[:-1]
         return np.lib.stride_tricks.as_strided(
-            memory[self.address :],
-            shape=(*self.shape, size),
-            strides=(*(stride * size * unit for stride in self.strides), unit),
+            memory[..., self.address :],
+            shape=(*leading, *self.shape, size),
+            strides=(
+                *memory.strides[:-1],
+                *(stride * size * unit for stride in self.strides),
+                unit,
+            ),
             writeable=True,
         )
 
@@ -99,6 +112,16 @@ class _Shadow:
         self.readers = np.zeros((queues, max(size - base, 0)), np.int32)
 
 
+@dataclass
+class _Region:
+    """A view's bytes in its memory's shadow: the writers' and readers' indices
+    there, queue by queue along the first axis (views of the shadow arrays, made
+    once per view)."""
+
+    writers: np.ndarray
+    readers: np.ndarray
+
+
 class Scoreboard:
     """The queues' vector clocks and the last access of every byte, per queue."""
 
@@ -111,6 +134,7 @@ class Scoreboard:
         self.clocks = np.zeros((queues, queues), np.int64)
         """clocks[q][p]: how many of queue p's commands happen before q's next one."""
         self.counts = [0] * queues
+        self.regions: dict[tuple[View, bool], _Region | None] = {}
 
     def issue(self, queue: int) -> int:
         """Count a command of `queue`; its index (1-based) there."""
@@ -126,26 +150,27 @@ class Scoreboard:
         self, queue: int, reads: Sequence[View], writes: Sequence[View]
     ) -> list[Conflict]:
         """The races of a command of `queue` with these accesses (before recording)."""
-        clock = self.clocks[queue]
+        clock = self.clocks[queue].tolist()
         others = [p for p, count in enumerate(self.counts) if p != queue and count > clock[p]]
         found: list[Conflict] = []
+        read_regions = [self._region(view, write=False) for view in reads]
+        write_regions = [self._region(view, write=True) for view in writes]
         if not others:
-            for view in (*reads, *writes):
-                self._region(view, view in writes)  # bounds only
             return found
-        for view in reads:
-            shadow, region = self._region(view, write=False)
+        for region in read_regions:
+            if region is None:
+                continue
             for other in others:
-                last = int(region(shadow.writers[other]).max(initial=0))
+                last = int(region.writers[other].max(initial=0))
                 if last > clock[other]:
                     found.append(Conflict("reads data written by", other, last))
-        for view in writes:
-            shadow, region = self._region(view, write=True)
+        for region in write_regions:
+            assert region is not None  # a write into the weights region raised
             for other in others:
-                last = int(region(shadow.writers[other]).max(initial=0))
+                last = int(region.writers[other].max(initial=0))
                 if last > clock[other]:
                     found.append(Conflict("overwrites data written by", other, last))
-                last = int(region(shadow.readers[other]).max(initial=0))
+                last = int(region.readers[other].max(initial=0))
                 if last > clock[other]:
                     found.append(Conflict("overwrites data still read by", other, last))
         return found
@@ -153,31 +178,43 @@ class Scoreboard:
     def record(self, queue: int, index: int, reads: Sequence[View], writes: Sequence[View]) -> None:
         """Remember a command's accesses."""
         for view in reads:
-            shadow, region = self._region(view, write=False)
-            region(shadow.readers[queue])[...] = index
+            region = self._region(view, write=False)
+            if region is not None:
+                region.readers[queue][...] = index
         for view in writes:
-            shadow, region = self._region(view, write=True)
-            region(shadow.writers[queue])[...] = index
+            region = self._region(view, write=True)
+            assert region is not None
+            region.writers[queue][...] = index
 
-    def _region(
-        self, view: View, write: bool
-    ) -> tuple[_Shadow, Callable[[np.ndarray], np.ndarray]]:
+    def _region(self, view: View, write: bool) -> _Region | None:
+        """The view's bytes in the shadow (None for a read of the weights region, which
+        nothing writes); an `OutOfBounds` for a view outside its memory or a write
+        into the weights region."""
+        key = (view, write)
+        if key in self.regions:
+            return self.regions[key]
         shadow = self.shadows[view.space]
-        if view.address < 0 or view.address + view.extent > shadow.size:
+        extent = view.extent
+        if view.address < 0 or view.address + extent > shadow.size:
             raise OutOfBounds(
-                f"{view.space} bytes [{view.address}, {view.address + view.extent}) are "
+                f"{view.space} bytes [{view.address}, {view.address + extent}) are "
                 f"outside its {shadow.size} bytes"
             )
+        region: _Region | None = None
         if view.address < shadow.base:
             if write:
                 raise OutOfBounds(
                     f"a write at DDR address {view.address} is in the read-only weights "
                     f"region [0, {shadow.base})"
                 )
-            return shadow, _nothing
-        shifted = view.moved(view.address - shadow.base)
-        return shadow, shifted.byte_view
-
-
-def _nothing(array: np.ndarray) -> np.ndarray:
-    return array[:0]
+        else:
+            shifted = view.moved(view.address - shadow.base)
+            if shifted.contiguous:
+                begin, end = shifted.address, shifted.address + extent
+                region = _Region(shadow.writers[:, begin:end], shadow.readers[:, begin:end])
+            else:
+                region = _Region(
+                    shifted.byte_view(shadow.writers), shifted.byte_view(shadow.readers)
+                )
+        self.regions[key] = region
+        return region
