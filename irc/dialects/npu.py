@@ -22,7 +22,8 @@ A program is one function whose body is a flat list, in program order, of:
 
 The function carries the memory it needs: `npu.ddr_bytes` (DDR, from address 0),
 `npu.weights_bytes` (the read-only weights region at its start), `npu.sram_bytes`
-and `npu.sram_alignment` (the target's). A 3x3 conv tile, its input box padded with
+(up to the highest SRAM byte it uses: a target with at least that much runs it) and
+`npu.sram_alignment` (the target's). A 3x3 conv tile, its input box padded with
 the zero point:
 
         %x = npu.view ddr[4096] : memref<1x7x12x8xi8, strided<[1152, 96, 8, 1]>, "ddr">

@@ -34,9 +34,17 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from irc.diagnostics import IrcError, Location, error
-from irc.dialects import npu
+from irc.dialects import npu, tile
+from irc.dialects.nn import Props
 from irc.dialects.tile import element_of
-from irc.interp.tile import TileFunctions, requantize_tile
+from irc.interp.qnn import saturate_int32
+from irc.interp.tile import (
+    TileFunctions,
+    _number,
+    conv_into,
+    matmul_into,
+    requantize_tile,
+)
 from irc.sim import timing
 from irc.sim.schedule import Item, schedule
 from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
@@ -149,6 +157,8 @@ class Event:
     macs: int = 0
     ddr_read: int = 0
     ddr_written: int = 0
+    sram_high: int = 0
+    """The highest SRAM byte the command touches (0: none)."""
 
 
 @dataclass
@@ -334,43 +344,49 @@ class NpuFunctions(InterpreterFunctions):
     def _run(
         self,
         op: npu.Command,
-        reads: Sequence[SSAValue],
-        writes: Sequence[SSAValue],
+        reads: Sequence[View],
+        writes: Sequence[View],
         cycles: int,
+        queue: str | None = None,
         macs: int = 0,
-        ddr: tuple[int, int, int] | None = None,
+        ddr: timing.Cost | None = None,
     ) -> None:
-        """Check and time a command: `ddr` is (bytes read, bytes written, data cycles)
-        for a DMA, whose data phase takes its turn on the DDR."""
+        """Check and time a command on `queue` (its own by default); `ddr` is a DMA's
+        cost, whose data phase takes its turn on the DDR."""
         state = self._state(op)
-        queue = QUEUE_INDEX[op.queue()]
-        state.races.access(
-            op, queue, [state.views[v] for v in reads], [state.views[v] for v in writes]
-        )
+        index = QUEUE_INDEX[queue or op.queue()]
+        state.races.access(op, index, reads, writes)
         timeline = state.timeline
-        read, written, data = ddr if ddr is not None else (0, 0, 0)
+        data = ddr.data_cycles if ddr is not None else 0
         item = Item("command", cycles, data)
-        timeline.queues[queue].append(item)
+        timeline.queues[index].append(item)
         timeline.items.append(item)
-        timeline.events.append(Event(op, queue, 0, 0, macs, read, written))
+        read, written = (ddr.read, ddr.written) if ddr is not None else (0, 0)
+        sram_high = max(
+            (v.address + v.extent for v in (*reads, *writes) if v.space == "sram"), default=0
+        )
+        timeline.events.append(Event(op, index, 0, 0, macs, read, written, sram_high))
 
     @impl(npu.DmaOp)
     def run_dma(self, interpreter: Interpreter, op: npu.DmaOp, args: PythonValues) -> PythonValues:
         state = self._state(op)
-        values = dict(zip(op.operands, args))
-        source, dest, frame = op.source, op.dest, op.frame
-        writes = [v for v in (frame if frame is not None else dest,) if v is not None]
+        # Operands by their segments, decoded once (the accessors decode every time).
+        has_source, _, has_frame = _segments(op)
+        views = [state.views[value] for value in op.operands]
+        source = views[0] if has_source else None
+        written = views[-1]  # the frame, else the dest
         reads = [source] if source is not None else []
-        cost = timing.dma(
-            state.target,
-            [state.views[v] for v in reads],
-            [state.views[v] for v in writes],
+        cost = timing.dma(state.target, reads, [written])
+        queue = (
+            "dma_out"
+            if written.space == "ddr" and source is not None and source.space == "sram"
+            else "dma_in"
         )
-        self._run(op, reads, writes, cost.cycles, ddr=(cost.read, cost.written, cost.data_cycles))
-        if frame is not None:
-            values[frame][...] = _pad_value(op)
-        if source is not None and dest is not None:
-            values[dest][...] = values[source]
+        self._run(op, reads, [written], cost.cycles, queue=queue, ddr=cost)
+        if has_frame:
+            args[-1][...] = _pad_value(op)
+        if has_source:
+            args[1][...] = args[0]
         return ()
 
     @impl(npu.ConvOp)
@@ -378,11 +394,18 @@ class NpuFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: npu.ConvOp, args: PythonValues
     ) -> PythonValues:
         state = self._state(op)
-        cost = timing.conv(state.target, op)
-        reads = [op.input, op.weight, *([op.acc] if op.props().bool("accumulate") else [])]
-        self._mac(op, reads, cost, args)
-        self.tile.run_conv(interpreter, op, args[:3])  # type: ignore[arg-type]
-        self._stage(interpreter, op, args)
+        props = op.props()
+        strides = props.ints("strides") or [1, 1]
+        dilations = props.ints("dilations") or [1, 1]
+        group = props.int("group") or 1
+        accumulate = props.bool("accumulate")
+        cost = timing.conv_cost(state.target, args[2].shape, args[1].shape, group)
+        self._mac(op, args, cost, accumulate)
+        conv_into(
+            args[0], args[1], args[2], strides, dilations, group,
+            props.int("input_zero_point") or 0, accumulate,
+        )  # fmt: skip
+        self._stage(op, args, props)
         return ()
 
     @impl(npu.MatmulOp)
@@ -390,41 +413,53 @@ class NpuFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: npu.MatmulOp, args: PythonValues
     ) -> PythonValues:
         state = self._state(op)
-        cost = timing.matmul(state.target, op)
-        reads = [op.a, op.b, *([op.acc] if op.props().bool("accumulate") else [])]
-        self._mac(op, reads, cost, args)
-        self.tile.run_matmul(interpreter, op, args[:3])  # type: ignore[arg-type]
-        self._stage(interpreter, op, args)
+        props = op.props()
+        accumulate = props.bool("accumulate")
+        trans_b = props.bool("trans_b")
+        rows, depth = args[0].shape
+        cost = timing.matmul_cost(state.target, rows, args[2].shape[1], depth)
+        self._mac(op, args, cost, accumulate)
+        matmul_into(args[0], args[1], args[2], props.int("a_zero_point") or 0, trans_b, accumulate)
+        self._stage(op, args, props)
         return ()
 
     def _mac(
         self,
         op: npu.ConvOp | npu.MatmulOp,
-        reads: list[SSAValue],
-        cost: timing.Cost,
         args: PythonValues,
+        cost: timing.Cost,
+        accumulate: bool,
     ) -> None:
-        reads += [v for v in (op.bias, op.params) if v is not None]
-        writes = [op.acc, *([op.output] if op.output is not None else [])]
-        self._run(op, reads, writes, cost.cycles, macs=cost.macs)
+        state = self._state(op)
+        operands = op.operands
+        _, _, _, has_bias, has_params, has_output = _segments(op)
+        views = [state.views[value] for value in operands]
+        reads = (
+            views[:2] + ([views[2]] if accumulate else []) + views[3 : 3 + has_bias + has_params]
+        )
+        writes = [views[2]] + ([views[-1]] if has_output else [])
+        self._run(op, reads, writes, cost.cycles, queue="mac", macs=cost.macs)
 
-    def _stage(
-        self, interpreter: Interpreter, op: npu.ConvOp | npu.MatmulOp, args: PythonValues
-    ) -> None:
+    def _stage(self, op: npu.ConvOp | npu.MatmulOp, args: PythonValues, props: Props) -> None:
         """The output stage: bias, then requantize into the output (or a float clamp)."""
-        values = dict(zip(op.operands, args))
-        acc = values[op.acc]
-        if op.bias is not None:
-            self.tile.run_bias_add(interpreter, op, (acc, values[op.bias]))  # type: ignore[arg-type]
-        if op.output is not None and op.params is not None:
-            requantize_tile(acc, values[op.params], values[op.output], 0, op, element_of(op.output))
+        _, _, _, has_bias, has_params, has_output = _segments(op)
+        acc = args[2]
+        if has_bias:
+            bias = args[3]
+            if acc.dtype.kind == "f":
+                acc += bias
+            else:
+                acc[...] = saturate_int32(acc.astype(np.int64) + bias.astype(np.int64))
+        if has_params and has_output:
+            output = op.operands[-1]
+            requantize_tile(acc, args[3 + has_bias], args[-1], 0, op, element_of(output))
         elif acc.dtype.kind == "f":
-            low, high = op.props().attr("clamp_min"), op.props().attr("clamp_max")
+            low, high = props.attr("clamp_min"), props.attr("clamp_max")
             if low is not None or high is not None:
                 np.clip(
                     acc,
-                    -np.inf if low is None else float(low.value.data),
-                    np.inf if high is None else float(high.value.data),
+                    -np.inf if low is None else float(_number(low)),
+                    np.inf if high is None else float(_number(high)),
                     out=acc,
                 )
 
@@ -437,7 +472,10 @@ class NpuFunctions(InterpreterFunctions):
         writes: Sequence[SSAValue],
         cycles: int,
     ) -> PythonValues:
-        self._run(op, reads, writes, cycles)
+        state = self._state(op)
+        self._run(
+            op, [state.views[v] for v in reads], [state.views[v] for v in writes], cycles, "vector"
+        )
         run(self.tile, None, op, args)  # type: ignore[operator]
         return ()
 
@@ -523,11 +561,22 @@ class NpuFunctions(InterpreterFunctions):
             raise error(f"the host call's callee {op.callee} is not a function of the module", op)
         inputs, outputs = args[: len(op.inputs)], args[len(op.inputs) :]
         cycles = timing.host(state.target, callee, inputs, outputs)
-        self._run(op, list(op.inputs), list(op.outputs), cycles)
+        self._run(
+            op,
+            [state.views[v] for v in op.inputs],
+            [state.views[v] for v in op.outputs],
+            cycles,
+            "host",
+        )
         results = interpreter.call_op(callee, tuple(np.array(a) for a in inputs))
         for view, value in zip(outputs, results):
             view[...] = np.asarray(value).astype(view.dtype)
         return ()
+
+
+def _segments(op: Operation) -> tuple[int, ...]:
+    """The operand segment sizes of an op with optional operands."""
+    return tuple(op.properties[tile.SEGMENTS].get_values())  # type: ignore[attr-defined]
 
 
 def _pad_value(op: npu.DmaOp) -> int | float:

@@ -107,6 +107,54 @@ def _requantize_into(output: np.ndarray, sums: np.ndarray, op: tile.AddOp | tile
     _store(output, result)
 
 
+def conv_into(
+    source: np.ndarray,
+    weight: np.ndarray,
+    acc: np.ndarray,
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    group: int,
+    input_zero_point: int,
+    accumulate: bool,
+) -> None:
+    """`tile.conv`'s arithmetic (and an `npu.conv`'s): an NHWC box and [O, KH, KW, C/g]
+    weights into the accumulator tile, exact and saturated for integers."""
+    zero_point = 0 if _is_float(acc) else input_zero_point
+    x = _channels_first(source.astype(np.float64) - zero_point)
+    w = _channels_first(weight.astype(np.float64))
+    sums = nn_interp.conv(
+        x, w, None, strides, [0, 0, 0, 0], dilations, group, acc.shape[1:3]
+    ).transpose(0, 2, 3, 1)
+    _accumulate(acc, sums, accumulate)
+
+
+def matmul_into(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    acc: np.ndarray,
+    a_zero_point: int,
+    trans_b: bool,
+    accumulate: bool,
+) -> None:
+    """`tile.matmul`'s arithmetic (and an `npu.matmul`'s)."""
+    zero_point = 0 if _is_float(acc) else a_zero_point
+    a = lhs.astype(np.float64) - zero_point
+    b = rhs.astype(np.float64)
+    _accumulate(acc, a @ (b.T if trans_b else b), accumulate)
+
+
+def _accumulate(acc: np.ndarray, sums: np.ndarray, accumulate: bool) -> None:
+    """acc = (accumulate ? acc : 0) + sums; exact and saturated to int32 for integers."""
+    if _is_float(acc):
+        total = sums + acc.astype(np.float64) if accumulate else sums
+        _store(acc, total)
+        return
+    exact = exact_integers(sums)
+    if accumulate:
+        exact = exact + acc.astype(np.int64)
+    acc[...] = saturate_int32(exact)
+
+
 def requantize_tile(
     acc: np.ndarray,
     params: np.ndarray,
@@ -120,14 +168,20 @@ def requantize_tile(
     (`tile.requantize`, and the output stage of an `npu` MAC command)."""
     props = op.props()  # type: ignore[attr-defined]
     multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
-    for channel, (multiplier, shift) in enumerate(zip(multipliers, shifts)):
-        problem = scheme.check_multiplier(int(multiplier), int(shift))
-        if problem is not None:
-            raise error(
-                f"the requantization parameters of channel {channel}: {problem}",
-                op,
-                hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
-            )
+    valid = (
+        (multipliers >= scheme.MULTIPLIER_MIN)
+        & (multipliers <= scheme.MULTIPLIER_MAX)
+        & (shifts >= scheme.SHIFT_MIN)
+        & (shifts <= scheme.SHIFT_MAX)
+    )
+    if not valid.all():
+        channel = int(np.argmin(valid))
+        problem = scheme.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
+        raise error(
+            f"the requantization parameters of channel {channel}: {problem}",
+            op,
+            hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+        )
     low, high = tile.check_clamp(props, output_element)
     axis = None if len(multipliers) == 1 else acc.ndim - 1
     result = scheme.requantize(
@@ -227,51 +281,31 @@ class TileFunctions(InterpreterFunctions):
     def run_conv(
         self, interpreter: Interpreter, op: tile.ConvOp, args: PythonValues
     ) -> PythonValues:
-        source, weight, acc = args
         props = op.props()
-        floating = _is_float(acc)
-        zero_point = 0 if floating else props.int("input_zero_point") or 0
-        x = _channels_first(source.astype(np.float64) - zero_point)
-        w = _channels_first(weight.astype(np.float64))
-        out_sizes = acc.shape[1:3]
-        sums = nn_interp.conv(
-            x,
-            w,
-            None,
+        source, weight, acc = args
+        conv_into(
+            source,
+            weight,
+            acc,
             props.ints("strides") or [1, 1],
-            [0, 0, 0, 0],
             props.ints("dilations") or [1, 1],
             props.int("group") or 1,
-            out_sizes,
-        ).transpose(0, 2, 3, 1)
-        self._accumulate(acc, sums, props.bool("accumulate"))
+            props.int("input_zero_point") or 0,
+            props.bool("accumulate"),
+        )
         return ()
 
     @impl(tile.MatmulOp)
     def run_matmul(
         self, interpreter: Interpreter, op: tile.MatmulOp, args: PythonValues
     ) -> PythonValues:
-        lhs, rhs, acc = args
         props = op.props()
-        zero_point = 0 if _is_float(acc) else props.int("a_zero_point") or 0
-        a = lhs.astype(np.float64) - zero_point
-        b = rhs.astype(np.float64)
-        if props.bool("trans_b"):
-            b = b.T
-        self._accumulate(acc, a @ b, props.bool("accumulate"))
+        lhs, rhs, acc = args
+        matmul_into(
+            lhs, rhs, acc, props.int("a_zero_point") or 0, props.bool("trans_b"),
+            props.bool("accumulate"),
+        )  # fmt: skip
         return ()
-
-    @staticmethod
-    def _accumulate(acc: np.ndarray, sums: np.ndarray, accumulate: bool) -> None:
-        """acc = (accumulate ? acc : 0) + sums; exact and saturated to int32 for integers."""
-        if _is_float(acc):
-            total = sums + acc.astype(np.float64) if accumulate else sums
-            _store(acc, total)
-            return
-        exact = exact_integers(sums)
-        if accumulate:
-            exact = exact + acc.astype(np.int64)
-        acc[...] = saturate_int32(exact)
 
     @impl(tile.BiasAddOp)
     def run_bias_add(

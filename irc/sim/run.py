@@ -37,6 +37,8 @@ class Figures:
     ddr_read: int = 0
     ddr_written: int = 0
     commands: int = 0
+    sram_high: int = 0
+    """The highest SRAM byte the commands touch."""
 
     @property
     def cycles(self) -> int:
@@ -51,6 +53,7 @@ class Figures:
         self.macs += event.macs
         self.ddr_read += event.ddr_read
         self.ddr_written += event.ddr_written
+        self.sram_high = max(self.sram_high, event.sram_high)
         self.commands += 1
 
 
@@ -100,11 +103,12 @@ class Report:
         return "\n".join(lines)
 
     def layer_table(self) -> str:
-        """One line per layer: its span, its engines' busy cycles, MACs and traffic."""
+        """One line per layer: its span, its engines' busy cycles, MAC utilisation, DDR
+        traffic and the highest SRAM byte it uses."""
         header = (
             f"{'layer':32} {'start':>10} {'cycles':>10} {'mac':>10} {'vector':>9} "
             f"{'dma_in':>9} {'dma_out':>9} {'host':>9} {'MAC util':>8} {'DDR read':>10} "
-            f"{'written':>10}"
+            f"{'written':>10} {'SRAM':>8}"
         )
         lines = [header]
         capacity = self.target.mac_array.macs_per_cycle
@@ -115,7 +119,7 @@ class Report:
                 f"{name[:32]:32} {figures.start:>10} {figures.cycles:>10} {busy['mac']:>10} "
                 f"{busy['vector']:>9} {busy['dma_in']:>9} {busy['dma_out']:>9} "
                 f"{busy['host']:>9} {utilisation:>8.1%} {figures.ddr_read:>10} "
-                f"{figures.ddr_written:>10}"
+                f"{figures.ddr_written:>10} {figures.sram_high:>8}"
             )
         return "\n".join(lines)
 

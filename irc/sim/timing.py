@@ -30,7 +30,6 @@ import numpy as np
 if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
 
-    from irc.dialects import npu
     from irc.interp.npu import View
     from irc.targets import Target
 
@@ -68,13 +67,12 @@ def vector_cycles(target: Target, pixels: int, channels: int, per_element: int) 
     return pixels * math.ceil(channels / target.vector_unit.lanes) * per_element
 
 
-def conv(target: Target, op: npu.ConvOp) -> Cost:
-    """A conv tile: [N, OH, OW, O] outputs, weight [O, KH, KW, C / group]."""
-    from irc.dialects.tile import shape_of
-
-    batch, out_h, out_w, channels = shape_of(op.acc)
-    _, kernel_h, kernel_w, depth = shape_of(op.weight)
-    group = op.props().int("group") or 1
+def conv_cost(
+    target: Target, acc_shape: Sequence[int], weight_shape: Sequence[int], group: int
+) -> Cost:
+    """A conv tile: an [N, OH, OW, O] accumulator, weight [O, KH, KW, C / group]."""
+    batch, out_h, out_w, channels = acc_shape
+    _, kernel_h, kernel_w, depth = weight_shape
     taps = kernel_h * kernel_w
     pixels = batch * out_h * out_w
     depthwise = group > 1 and depth == 1
@@ -82,12 +80,8 @@ def conv(target: Target, op: npu.ConvOp) -> Cost:
     return Cost(cycles, macs=pixels * channels * taps * depth)
 
 
-def matmul(target: Target, op: npu.MatmulOp) -> Cost:
+def matmul_cost(target: Target, rows: int, columns: int, depth: int) -> Cost:
     """A [M, K] x [K, N] tile: M pixels of N channels from K."""
-    from irc.dialects.tile import shape_of
-
-    rows, depth = shape_of(op.a)
-    columns = shape_of(op.acc)[1]
     cycles = mac_cycles(target, rows, columns, depth, 1, False)
     return Cost(cycles, macs=rows * columns * depth)
 

@@ -140,6 +140,7 @@ class StreamLowering:
         # What the new function holds.
         self.prologue: list[Operation] = []
         self.views: dict[tuple[object, ...], SSAValue] = {}
+        self.sram_end = 0
         self.indices: dict[int, SSAValue] = {}
         self.stream: list[Operation] = []
         self.after: dict[int, list[Operation]] = {}
@@ -215,6 +216,8 @@ class StreamLowering:
         """The SSA view of `v` (one per distinct view, in the prologue)."""
         key = (v.space, v.address, v.shape, v.strides, element)
         if key not in self.views:
+            if v.space == SRAM:
+                self.sram_end = max(self.sram_end, v.address + v.extent)
             if v.strides != _row_major(v.shape):
                 buffer_type = MemRefType(
                     element,
@@ -773,7 +776,11 @@ class StreamLowering:
         self.stats.ddr_bytes = _align(self.scratch, self.alignment)
         attributes[npu.DDR_BYTES_ATTR] = IntegerAttr(self.stats.ddr_bytes, i64)
         attributes[npu.WEIGHTS_BYTES_ATTR] = IntegerAttr(self.weights_bytes, i64)
-        attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(self.target.sram.size_bytes, i64)
+        # The SRAM the program uses (up to its highest byte): a target with at least
+        # that much runs it.
+        attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(
+            _align(self.sram_end, self.target.sram.alignment_bytes), i64
+        )
         attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.sram.alignment_bytes, i64)
         attributes["npu.target"] = StringAttr(self.target.source)
 

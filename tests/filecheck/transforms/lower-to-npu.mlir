@@ -5,7 +5,8 @@
 // tiles of 4 rows (forced). DDR: the weights region holds the weights (256 bytes at
 // 0) and the requantization pairs (128 bytes at 256); the arena starts at 384 (the
 // region rounded to 64-byte bursts): the input at arena offset 0, the output at
-// 1024 (address 1408).
+// 1024 (address 1408). The program uses SRAM up to byte 395,648 (the accumulator
+// at 393,600, 2 KiB): a target with that much runs it.
 // - The weights and pairs are loaded once (weights stationary); each tile's input
 //   box is one strided DMA (4 rows of 8 pixels of 16 channels);
 // - the conv waits once for the DMA queue (its last load covers the earlier ones),
@@ -17,7 +18,7 @@
 //   store also waited for) to have read its input, and the second conv waits for the
 //   load and for the first store to have read its output.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_bytes = 384 : i64, npu.sram_bytes = 524288 : i64, npu.sram_alignment = 64 : i64, npu.target = "npu-demo"
+// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_bytes = 384 : i64, npu.sram_bytes = 395648 : i64, npu.sram_alignment = 64 : i64, npu.target = "npu-demo"
 // CHECK:         %[[X:.*]] = npu.view ddr[384] : memref<1x8x8x16xi8, "ddr">
 // CHECK-NEXT:    npu.place %x into %[[X]]
 // CHECK-NEXT:    %[[W:.*]] = npu.view ddr[0] : memref<16x1x1x16xi8, "ddr">
