@@ -63,18 +63,14 @@ def hazard(message: str, op: Operation, hint: str | None = None) -> Hazard:
 
 
 def describe(op: Operation) -> str:
-    """A command as a hazard names it: its name, layer and position in the stream."""
-    layer = op.attributes.get("irc.layer")
-    index = op.attributes.get("npu.index")
-    text = op.name
-    if index is not None:
-        text += f" #{index.value.data}"  # type: ignore[attr-defined]
-    if layer is not None:
-        text += f" ({layer.data})"  # type: ignore[attr-defined]
+    """A command as a hazard names it: its name, and where it is (its layer's ONNX
+    name, or its line in the stream's text)."""
     location = Location.of(op)
+    if location.name:
+        return f"{op.name} of layer {location.name}"
     if location.line is not None:
-        text += f" at line {location.line}"
-    return text
+        return f"{op.name} at line {location.line}"
+    return op.name
 
 
 # --------------------------------------------------------------------------------------

@@ -42,9 +42,11 @@ class Figures:
 
     @property
     def cycles(self) -> int:
+        """From the first command's start to the last one's end."""
         return self.end - self.start
 
     def add(self, event: Event) -> None:
+        """Count a command in."""
         if not self.commands:
             self.start, self.end = event.start, event.end
         self.start = min(self.start, event.start)
@@ -69,10 +71,12 @@ class Report:
 
     @property
     def cycles(self) -> int:
+        """When the last command ends."""
         return self.total.end
 
     @property
     def seconds(self) -> float:
+        """The run's time at the target's clock."""
         return self.cycles / self.target.mac_array.clock_hz
 
     def utilisation(self, queue: str) -> float:

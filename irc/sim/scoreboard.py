@@ -39,6 +39,7 @@ class View:
 
     @classmethod
     def of(cls, op: npu.ViewOp) -> View:
+        """The view an `npu.view` op names."""
         buffer_type = op.result.type
         assert isinstance(buffer_type, MemRefType)
         return cls(

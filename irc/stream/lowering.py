@@ -90,6 +90,7 @@ class Slot:
 
     @property
     def key(self) -> tuple[str, tuple[int, ...]]:
+        """Its copies' identity: the slot's place in memory, shared by every buffer there."""
         return (self.space, self.addresses)
 
 
@@ -235,6 +236,7 @@ class StreamLowering:
         return self.views[key]
 
     def index(self, value: int) -> SSAValue:
+        """An `arith.constant` index (one per value, in the prologue)."""
         if value not in self.indices:
             op = arith.ConstantOp.from_int_and_width(value, IndexType())
             self.prologue.append(op)
@@ -246,6 +248,7 @@ class StreamLowering:
         return slot.addresses[self.copy_of.get(slot.key, 0)]
 
     def whole(self, slot: Slot) -> View:
+        """The view of a slot's current copy, whole."""
         return View(
             slot.space, self.address_of(slot), slot.shape, _row_major(slot.shape), slot.dtype
         )
@@ -278,6 +281,7 @@ class StreamLowering:
     # ---- the walk -----------------------------------------------------------------------
 
     def run(self) -> Statistics:
+        """Lower the function; what was emitted."""
         self.walk(list(self.block.ops))
         self.flush_pending()
         self.flush_host()
@@ -285,25 +289,30 @@ class StreamLowering:
         return self.stats
 
     def walk(self, ops: Sequence[Operation]) -> None:
+        """Run ops in order (a loop body once per iteration)."""
         for op in ops:
             self.visit(op)
 
     def value(self, value: SSAValue) -> object:
+        """What the abstract run holds for `value` (an IrcError if nothing)."""
         if value not in self.env:
             raise error("the tile-level program uses a value lower-to-npu cannot evaluate", value)
         return self.env[value]
 
     def int_of(self, value: SSAValue) -> int:
+        """The integer of an index value."""
         result = self.value(value)
         assert isinstance(result, int)
         return result
 
     def slot(self, value: SSAValue) -> Slot:
+        """The slot of a buffer value."""
         result = self.value(value)
         assert isinstance(result, Slot), f"{value} is not a buffer"
         return result
 
     def visit(self, op: Operation) -> None:
+        """Run one op of the tile level: evaluate it, or emit its commands."""
         match op:
             case arith.ConstantOp():
                 assert isinstance(op.value, IntegerAttr)
@@ -372,6 +381,7 @@ class StreamLowering:
     # ---- buffers ------------------------------------------------------------------------
 
     def alloc(self, op: tile.AllocOp) -> None:
+        """A buffer: in SRAM at its offset (and alternate), in DDR in the arena or scratch."""
         result_type = op.results[0].type
         assert isinstance(result_type, MemRefType)
         props = op.props()
@@ -388,6 +398,7 @@ class StreamLowering:
         self.env[op.results[0]] = _slot(space, addresses, result_type)
 
     def to_buffer(self, op: tile.ToBufferOp) -> None:
+        """A tensor into DDR: placed by the runtime, written by a host call, or copied."""
         if op.results[0] in self.env:
             return  # a host call wrote its result here
         slot = self._to_buffer_slot(op)
@@ -508,6 +519,7 @@ class StreamLowering:
         location: Attribute,
         element: Attribute,
     ) -> None:
+        """An `npu.dma` of `source` into `dest` (either may be None: a fill of `frame`)."""
         operands = [self.view(v, element) for v in (source, dest, frame) if v is not None]
         properties: dict[str, Attribute] = {
             tile.SEGMENTS: DenseArrayBase.from_list(
@@ -523,6 +535,8 @@ class StreamLowering:
         self.command(op, reads, [w for w in writes if w is not None])
 
     def copy(self, op: tile.CopyOp) -> None:
+        """A `tile.copy`: the part of the box inside the source, into its place in the
+        destination box; the rest of the box (padding, inserted zeros) filled first."""
         source, dest = self.slot(op.source), self.slot(op.dest)
         rank = len(source.shape)
         offsets = [self.int_of(v) for v in op.source_offsets]
@@ -553,6 +567,7 @@ class StreamLowering:
         self.emit_dma(source_view, dest_view, frame, props.attr("pad"), op.location, dest.element)
 
     def mac(self, op: tile.ConvOp | tile.MatmulOp) -> None:
+        """A conv or matmul step: held until its output stage (bias, requantize) joins it."""
         slots = [self.slot(v) for v in op.operands]
         acc = slots[2]
         accumulate = op.props().bool("accumulate")
@@ -579,6 +594,7 @@ class StreamLowering:
         )
 
     def bias_add(self, op: tile.BiasAddOp) -> None:
+        """The bias of the pending MAC command's output stage."""
         if not self._joins_stage(op.acc) or self.pending is None or self.pending.bias is not None:
             raise error("lower-to-npu: a bias add that does not finish a MAC command", op)
         bias = self.slot(op.bias)
@@ -587,6 +603,7 @@ class StreamLowering:
         self.pending.reads.append(view)
 
     def stage_requantize(self, op: tile.RequantizeOp) -> None:
+        """The requantize of the pending MAC command's output stage; emits the command."""
         pending = self.pending
         assert pending is not None
         params, output = self.slot(op.params), self.slot(op.output)
@@ -606,6 +623,7 @@ class StreamLowering:
         self.flush_pending()
 
     def stage_clamp(self, op: tile.ClampOp) -> None:
+        """A float layer's activation in the pending MAC command's stage; emits it."""
         pending = self.pending
         assert pending is not None
         props = op.props()
@@ -616,6 +634,7 @@ class StreamLowering:
         self.flush_pending()
 
     def flush_pending(self) -> None:
+        """Emit the pending MAC command with the stage it has."""
         pending = self.pending
         if pending is None:
             return
@@ -645,6 +664,7 @@ class StreamLowering:
     """Vector-unit ops: their tile op and the command of the same fields."""
 
     def vector(self, op: Operation) -> None:
+        """A vector-unit op: its command on the same fields, at the views' addresses."""
         kind = self.VECTOR.get(type(op))
         if kind is None:
             raise error(f"lower-to-npu: {op.name} has no command", op)
@@ -741,6 +761,7 @@ class StreamLowering:
         self.command(call, input_views, output_views)
 
     def returned(self, op: ReturnOp) -> None:
+        """The function's results: read from DDR after the stream."""
         for value in op.operands:
             slot = self.tensor_slots.get(value)
             if slot is None:
