@@ -2,8 +2,9 @@
 
 - A hand-written stream runs bit-exact, each command at the cycle computed by hand
   from npu-demo's numbers.
-- Races, waits for tokens nothing sets, writes into the weights region, programs that
-  need more SRAM than the target has: each is a located hazard naming the commands.
+- Races, waits for tokens nothing sets, writes into the weights region, misaligned
+  compute buffers, programs that need more SRAM than the target has: each is a
+  located hazard naming the commands.
 - Double buffering makes a DMA-heavy layer at least 1.5x faster than single buffering.
 - The mutation test: every synchronisation command of a compiled program (two convs;
   the trained digits CNN) is deleted in turn; the simulator reports a hazard exactly when an independent check (an
@@ -169,6 +170,17 @@ def test_a_write_into_the_weights_region_is_refused() -> None:
         parse(text)
     module = parse_module(text, make_context(), "stream.mlir")
     with pytest.raises(Hazard, match=r"read-only weights region \[0, 576\)"):
+        simulate(module, [int8(np.random.default_rng(0), (1, 4, 4, 8))], NPU_DEMO)
+
+
+def test_a_misaligned_compute_buffer_is_refused() -> None:
+    # The weights at SRAM 328, not a multiple of npu-demo's 64-byte alignment: the
+    # verifier refuses it, and so does the simulator (for an unverified stream).
+    text = STREAM.replace("%ws = npu.view sram[320]", "%ws = npu.view sram[328]")
+    with pytest.raises(IrcError, match="not aligned to 64 bytes"):
+        parse(text)
+    module = parse_module(text, make_context(), "stream.mlir")
+    with pytest.raises(Hazard, match=r"npu\.conv at line 22 on mac .* address 328: compute"):
         simulate(module, [int8(np.random.default_rng(0), (1, 4, 4, 8))], NPU_DEMO)
 
 

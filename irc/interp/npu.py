@@ -51,6 +51,7 @@ from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target, active_target, load_target
 
 QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
+COMPUTE_QUEUES = (QUEUE_INDEX["mac"], QUEUE_INDEX["vector"])
 
 
 class Hazard(IrcError):
@@ -351,6 +352,16 @@ class NpuFunctions(InterpreterFunctions):
         cost, whose data phase takes its turn on the DDR."""
         state = self._state(op)
         index = QUEUE_INDEX[queue or op.queue()]
+        if index in COMPUTE_QUEUES:
+            alignment = state.target.sram.alignment_bytes
+            for view in (*reads, *writes):
+                if view.space != "sram" or view.address % alignment:
+                    raise hazard(
+                        f"{describe(op)} on {npu.QUEUES[index]} reads or writes "
+                        f"{view.space} at address {view.address}: compute commands use "
+                        f"SRAM buffers aligned to {alignment} bytes",
+                        op,
+                    )
         state.races.access(op, index, reads, writes)
         timeline = state.timeline
         data = ddr.data_cycles if ddr is not None else 0
