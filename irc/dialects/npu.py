@@ -467,10 +467,9 @@ class _MacCommand(Command):
     clamp_min = tile._number_prop()
     clamp_max = tile._number_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    ACC: ClassVar[str] = "acc"
 
     def check_stage(self, props: Props) -> None:
-        acc = getattr(self, self.ACC)
+        acc = self.operands[2]  # the accumulator: conv's and matmul's third operand
         floating = element_of(acc) == f32
         if self.bias is not None:
             channels = shape_of(acc)[-1]

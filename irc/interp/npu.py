@@ -189,7 +189,6 @@ class Simulation:
     races: Races
     timeline: Timeline = field(default_factory=Timeline)
     views: dict[SSAValue, View] = field(default_factory=dict)
-    sram_high: int = 0
 
     @classmethod
     def for_function(cls, function: FuncOp, target: Target) -> Simulation:
@@ -279,8 +278,6 @@ class NpuFunctions(InterpreterFunctions):
                 f"{view.address + view.extent}, outside the {memory.size} bytes of {view.space}",
                 op,
             )
-        if view.space == "sram":
-            state.sram_high = max(state.sram_high, view.address + view.extent)
         state.views[op.result] = view
         return (state.machine.array(view),)
 

@@ -66,8 +66,12 @@ class Report:
     target: Target
     total: Figures
     layers: dict[str, Figures]
-    sram_peak: int
     events: list[Event]
+
+    @property
+    def sram_peak(self) -> int:
+        """The highest SRAM byte any command touches."""
+        return self.total.sram_high
 
     @property
     def cycles(self) -> int:
@@ -156,8 +160,7 @@ def simulate(
     for event in events:
         total.add(event)
         layers.setdefault(_layer_of(event), Figures()).add(event)
-    sram_peak = simulation.sram_high if simulation is not None else 0
-    return outputs, Report(target, total, layers, sram_peak, events)
+    return outputs, Report(target, total, layers, events)
 
 
 def chrome_trace(report: Report) -> dict[str, object]:

@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.diagnostics import error
 from irc.dialects import npu, tile
@@ -60,6 +60,7 @@ from irc.dialects.nn import ConstantOp
 from irc.dialects.qnn import ConstantOp as QConstantOp
 from irc.dialects.quant import quantized_element
 from irc.ir import weights
+from irc.ir.outline import boundary, outline
 from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target
 
@@ -204,7 +205,7 @@ class StreamLowering:
         self.ddr_end_planned = self.scratch + unplaced
 
     def _is_constant(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, ConstantOp | QConstantOp)
+        return _is_constant(value.owner)  # type: ignore[arg-type]
 
     def _scratch(self, value_type: Attribute) -> int:
         address = self.scratch
@@ -692,37 +693,11 @@ class StreamLowering:
         ops, self.host_ops = self.host_ops, []
         if not ops:
             return
-        inside = set(ops)
-        inputs: list[SSAValue] = []
-        for op in ops:
-            for operand in op.operands:
-                owner = operand.owner
-                if owner in inside or self._is_constant(operand) or operand in inputs:
-                    continue
-                inputs.append(operand)
-        outputs = [
-            result
-            for op in ops
-            for result in op.results
-            if any(use.operation not in inside for use in result.uses)
-        ]
-        # The callee: the ops moved into a function of tensors.
+        inputs, outputs = boundary(ops, _is_constant)
+        # The callee: the ops move into a function of tensors.
         name = f"host_{self.stats.host_calls}"
         self.stats.host_calls += 1
-        block = Block(arg_types=[v.type for v in inputs])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-        for op in ops:
-            for operand in op.operands:
-                if self._is_constant(operand) and operand not in mapping:
-                    clone = operand.owner.clone()  # type: ignore[union-attr]
-                    block.add_op(clone)
-                    mapping[operand] = clone.results[0]
-            clone = op.clone(value_mapper=mapping)
-            block.add_op(clone)
-            for old, new in zip(op.results, clone.results):
-                mapping[old] = new
-        block.add_op(ReturnOp(*[mapping[v] for v in outputs]))
-        callee = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block))
+        callee = outline(ops, name, inputs, outputs, _is_constant)
         callee.attributes["irc.device"] = StringAttr("cpu")
         self.module.body.block.add_op(callee)
         # Arguments in DDR, results to their buffers.
@@ -804,6 +779,10 @@ class StreamLowering:
         )
         attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.sram.alignment_bytes, i64)
         attributes["npu.target"] = StringAttr(self.target.source)
+
+
+def _is_constant(op: Operation) -> bool:
+    return isinstance(op, ConstantOp | QConstantOp)
 
 
 def _covers(slot: Slot, sizes: Sequence[int]) -> bool:

@@ -80,14 +80,15 @@ from typing import TYPE_CHECKING, Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr
-from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc import cost
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.dialects import nn
 from irc.dialects.part import TransferOp
+from irc.ir.outline import boundary, outline
 from irc.passes import option
 from irc.transforms.partition_report import (
     FallbackOp,
@@ -566,23 +567,8 @@ class _Outliner:
         return transfer.result
 
     def _outline(self, ops: tuple[Operation, ...], name: str) -> None:
-        members = set(ops)
         location = NameLoc(StringAttr(name), self.graph.function.location)
-        inputs: list[SSAValue] = []
-        for op in ops:
-            for operand in op.operands:
-                producer = operand.owner
-                inside = isinstance(producer, Operation) and (
-                    producer in members or _is_constant(producer)
-                )
-                if not inside and operand not in inputs:
-                    inputs.append(operand)
-        outputs = [
-            result
-            for op in ops
-            for result in op.results
-            if any(use.operation not in members for use in result.uses)
-        ]
+        inputs, outputs = boundary(ops, _is_constant)
 
         # The call's arguments: NPU values of earlier calls as they are, host values
         # through their (single) copy to NPU memory.
@@ -605,30 +591,8 @@ class _Outliner:
                 self.on_host[value] = self._transfer(result, CPU, location, value.name_hint)
 
         # The function: the ops move into it, reading its arguments and own constants.
-        body = Block(arg_types=[value.type for value in inputs])
-        mapping: dict[SSAValue, SSAValue] = {}
-        for value, argument in zip(inputs, body.args):
-            argument.name_hint = value.name_hint
-            mapping[value] = argument
-        for op in ops:
-            op.detach()
-            operands = []
-            for operand in op.operands:
-                constant = operand.owner
-                if isinstance(constant, nn.ConstantOp) and operand not in mapping:
-                    copy = constant.clone()
-                    body.add_op(copy)
-                    mapping[operand] = copy.result
-                operands.append(mapping.get(operand, operand))
-            op.operands = operands
-            body.add_op(op)
-        body.add_op(ReturnOp(*outputs))
-        function = FuncOp(
-            name,
-            ([value.type for value in inputs], [value.type for value in outputs]),
-            Region(body),
-            visibility="private",
-        )
+        function = outline(ops, name, inputs, outputs, _is_constant)
+        function.sym_visibility = StringAttr("private")
         function.attributes[DEVICE_ATTR] = StringAttr(NPU)
         function.location = location
         self.functions.append(function)
