@@ -30,7 +30,7 @@ from xdsl.ir import Attribute, Operation
 from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp.nn import NNFunctions
-from irc.interp.npu import NpuFunctions
+from irc.interp.npu import NpuFunctions, is_stream
 from irc.interp.part import PartFunctions
 from irc.interp.qnn import QNNFunctions
 from irc.interp.quant import QuantFunctions
@@ -44,9 +44,9 @@ Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 """(inputs, outputs) of a function, each a list of (name, tensor type)."""
 
 
-def interpreter_functions(npu: NpuFunctions | None = None) -> list[InterpreterFunctions]:
+def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`
-    (`npu`: the simulator's, to read its state after a run)."""
+    (a command stream runs on the simulator, irc/interp/npu.py, instead)."""
     return [
         FuncFunctions(),
         ScfFunctions(),
@@ -56,14 +56,13 @@ def interpreter_functions(npu: NpuFunctions | None = None) -> list[InterpreterFu
         QuantFunctions(),
         QNNFunctions(),
         TileFunctions(),
-        npu if npu is not None else NpuFunctions(),
     ]
 
 
-def make_interpreter(module: ModuleOp, npu: NpuFunctions | None = None) -> Interpreter:
+def make_interpreter(module: ModuleOp) -> Interpreter:
     """An xDSL `Interpreter` for `module` with every irc dialect's implementations."""
     interpreter = Interpreter(module, listeners=(_ResultTypeCheck(),))
-    for functions in interpreter_functions(npu):
+    for functions in interpreter_functions():
         interpreter.register_implementations(functions)
     return interpreter
 
@@ -290,8 +289,8 @@ def run_function(
     The outputs are new arrays, named by their `irc.name` result attributes
     (`output_0`, ... when absent).
 
-    `inputs` maps input names to arrays, or lists the arrays in argument order. An
-    `npu` command stream runs on the simulator `npu` (a fresh one by default). Arrays
+    `inputs` maps input names to arrays, or lists the arrays in argument order. A
+    command stream runs on the simulator `npu` (a fresh one by default). Arrays
     are converted to the argument types when that keeps their values (float64 data
     for a float32 input); a wrong shape, a missing or unknown name, or data that would
     change in conversion is an `IrcError` naming the input.
@@ -299,10 +298,13 @@ def run_function(
     function = _find_function(module, entry)
     input_signature, output_signature = function_signature(module, entry)
     arguments = _bind_inputs(function, input_signature, inputs)
-    _check_constants_have_data(module)
-    interpreter = make_interpreter(module, npu)
+    if npu is None and is_stream(function):
+        npu = NpuFunctions()
+    if npu is None or npu.program is None or npu.program.function is not function:
+        _check_constants_have_data(module)  # a loaded stream's were checked when loading
+    interpreter = make_interpreter(module)
     with np.errstate(all="ignore"):
-        if npu is not None:  # the simulator: a command stream runs in its own loop
+        if npu is not None:  # the simulator runs a command stream
             results: Sequence[object] = npu.run_stream(interpreter, function, arguments)
         else:
             results = interpreter.call_op(function, tuple(arguments))

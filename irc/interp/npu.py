@@ -22,28 +22,31 @@ waits for a token nothing sets are hazards too.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from irc.diagnostics import IrcError, Location, error
 from irc.dialects import npu, tile
-from irc.dialects.nn import Props
 from irc.dialects.tile import element_of
-from irc.interp.qnn import saturate_int32
+from irc.interp.kernels import IntegerConv, IntegerMatmul
 from irc.interp.tile import (
+    AddTile,
+    MulTile,
+    RequantizeTile,
     TileFunctions,
     _number,
     conv_into,
     matmul_into,
-    requantize_tile,
 )
 from irc.sim import timing
 from irc.sim.schedule import Item, schedule
@@ -177,38 +180,10 @@ class Timeline:
 
 
 # --------------------------------------------------------------------------------------
-# The interpreter functions
+# Loading a stream
 
-
-@dataclass
-class Simulation:
-    """The state of one run: memories, happens-before, time."""
-
-    target: Target
-    machine: Machine
-    races: Races
-    timeline: Timeline = field(default_factory=Timeline)
-    views: dict[SSAValue, View] = field(default_factory=dict)
-
-    @classmethod
-    def for_function(cls, function: FuncOp, target: Target) -> Simulation:
-        attributes = function.attributes
-
-        def number(name: str, default: int) -> int:
-            value = attributes.get(name)
-            return int(value.value.data) if value is not None else default  # type: ignore[attr-defined]
-
-        ddr = number(npu.DDR_BYTES_ATTR, 0)
-        sram = target.sram.size_bytes
-        declared = number(npu.SRAM_BYTES_ATTR, sram)
-        if declared > sram:
-            raise error(
-                f"the program needs {declared} bytes of SRAM; {target.name} has {sram}",
-                function,
-                hint="compile the program for this target",
-            )
-        machine = Machine(ddr, sram)
-        return cls(target, machine, Races(machine, number(npu.WEIGHTS_BYTES_ATTR, 0)))
+Step = Callable[[], None]
+"""A command's work, with its arrays and parameters bound."""
 
 
 def _target_for(function: FuncOp) -> Target:
@@ -225,117 +200,179 @@ def _target_for(function: FuncOp) -> Target:
     return load_target(name.data)  # type: ignore[attr-defined]
 
 
-@register_impls
-class NpuFunctions(InterpreterFunctions):
-    """The simulator's implementation of every `npu` op (see the module docstring)."""
+def is_stream(function: FuncOp) -> bool:
+    """Whether the function is a command stream (its body holds `npu` ops)."""
+    block = function.body.blocks.first
+    return block is not None and any(isinstance(op, npu.Command) for op in block.ops)
 
-    def __init__(self) -> None:
-        self.simulation: Simulation | None = None
+
+class Program:
+    """A command stream loaded into the simulator, to run on any number of inputs.
+
+    Loading walks the stream once. It places every view in the memories, checks each
+    command's accesses against the happens-before order of the queues and times the
+    command (neither depends on the data), evaluates the constants and places the
+    weights, and decodes each command into a `Step`: its kernel with the arrays (views
+    of the memories) and parameters bound. `run` then only computes: it clears the
+    memories above the weights, and runs the steps in program order.
+    """
+
+    def __init__(self, function: FuncOp, target: Target, interpreter: Interpreter) -> None:
+        self.function, self.target, self.interpreter = function, target, interpreter
+        attributes = function.attributes
+
+        def number(name: str, default: int) -> int:
+            value = attributes.get(name)
+            return int(value.value.data) if value is not None else default  # type: ignore[attr-defined]
+
+        sram = target.sram.size_bytes
+        declared = number(npu.SRAM_BYTES_ATTR, sram)
+        if declared > sram:
+            raise error(
+                f"the program needs {declared} bytes of SRAM; {target.name} has {sram}",
+                function,
+                hint="compile the program for this target",
+            )
+        self.machine = Machine(number(npu.DDR_BYTES_ATTR, 0), sram)
+        self.weights_bytes = number(npu.WEIGHTS_BYTES_ATTR, 0)
+        self.races = Races(self.machine, self.weights_bytes)
+        self.timeline = Timeline()
+        self.views: dict[SSAValue, View] = {}
+        self.static: dict[SSAValue, object] = {}
+        """Values known when loading: views' arrays, constants."""
+        self.live: dict[SSAValue, object] = {}
+        """Values of a run: the arguments, what `npu.read` returns."""
+        self.steps: list[Step] = []
         self.tile = TileFunctions()
+        self.returned = self._load()
+        self.cycles = self.timeline.schedule()
 
-    def run_stream(
-        self, interpreter: Interpreter, function: FuncOp, arguments: Sequence[object]
-    ) -> list[object]:
-        """Run a function's body op by op: the `npu` ops here, without the generic
-        interpreter's per-op machinery (a stream has tens of thousands of ops), every
-        other op (constants, host calls' callees) by `interpreter`."""
-        block = function.body.blocks.first
+    @property
+    def events(self) -> list[Event]:
+        """Every command in time, in program order."""
+        return self.timeline.events
+
+    def run(self, arguments: Sequence[object]) -> list[object]:
+        """Run the stream on the entry function's arguments; its results."""
+        memories = self.machine.memories
+        memories["ddr"][self.weights_bytes :] = 0
+        memories["sram"][...] = 0
+        block = self.function.body.blocks.first
         assert block is not None
-        implementations = getattr(type(self), "__impl_dict")
-        values: dict[SSAValue, object] = dict(zip(block.args, arguments))
+        self.live = dict(zip(block.args, arguments))
+        for step in self.steps:
+            step()
+        return [self._value(value) for value in self.returned]
+
+    def _value(self, value: SSAValue) -> object:
+        return self.static[value] if value in self.static else self.live[value]
+
+    def _load(self) -> list[SSAValue]:
+        """Load every op of the body; the values the function returns."""
+        block = self.function.body.blocks.first
+        assert block is not None
+        loaders: dict[type[Operation], Callable[[Any], None]] = {
+            npu.ViewOp: self._load_view,
+            npu.PlaceOp: self._load_place,
+            npu.ReadOp: self._load_read,
+            npu.SignalOp: self._load_signal,
+            npu.WaitOp: self._load_wait,
+            npu.EndOp: lambda op: None,
+            npu.DmaOp: self._load_dma,
+            npu.ConvOp: self._load_conv,
+            npu.MatmulOp: self._load_matmul,
+            npu.HostCallOp: self._load_host_call,
+        }
         for op in block.ops:
             if isinstance(op, ReturnOp):
-                return [values[operand] for operand in op.operands]
-            inputs = tuple(values[operand] for operand in op.operands)
-            implementation = implementations.get(type(op))
-            if implementation is not None:
-                outputs = implementation(self, interpreter, op, inputs).values
+                return list(op.operands)
+            loader = loaders.get(type(op))
+            if loader is not None:
+                loader(op)
+            elif isinstance(op, npu.Command):
+                self._load_vector(op)
             else:
-                outputs = interpreter.run_op(op, inputs)
-            for result, value in zip(op.results, outputs):
-                values[result] = value
-        raise error("the function has no func.return", function)
+                self._load_other(op)
+        raise error("the function has no func.return", self.function)
 
-    def _state(self, op: Operation) -> Simulation:
-        if self.simulation is None:
-            function = op.parent_op()
-            assert isinstance(function, FuncOp), "npu ops live in a function"
-            self.simulation = Simulation.for_function(function, _target_for(function))
-        return self.simulation
+    # ---- views, the boundary, other ops ---------------------------------------------------
 
-    # ---- views and the boundary ---------------------------------------------------------
-
-    @impl(npu.ViewOp)
-    def run_view(
-        self, interpreter: Interpreter, op: npu.ViewOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+    def _load_view(self, op: npu.ViewOp) -> None:
         view = View.of(op)
-        memory = state.machine.memories[view.space]
+        memory = self.machine.memories[view.space]
         if view.address + view.extent > memory.size:
             raise hazard(
                 f"the view at {view.space} address {view.address} ends at "
                 f"{view.address + view.extent}, outside the {memory.size} bytes of {view.space}",
                 op,
             )
-        state.views[op.result] = view
-        return (state.machine.array(view),)
+        self.views[op.result] = view
+        self.static[op.result] = self.machine.array(view)
 
-    @impl(npu.PlaceOp)
-    def run_place(
-        self, interpreter: Interpreter, op: npu.PlaceOp, args: PythonValues
-    ) -> PythonValues:
-        args[1][...] = np.asarray(args[0]).astype(args[1].dtype)
-        return ()
+    def _load_place(self, op: npu.PlaceOp) -> None:
+        source, dest = op.operands
+        array = self.static[dest]
+        assert isinstance(array, np.ndarray)
+        view = self.views[dest]
+        if source in self.static and view.space == "ddr" and view.end <= self.weights_bytes:
+            # Constant data in the read-only weights region: placed once, for every run.
+            array[...] = np.asarray(self.static[source]).astype(array.dtype)
+            return
 
-    @impl(npu.ReadOp)
-    def run_read(
-        self, interpreter: Interpreter, op: npu.ReadOp, args: PythonValues
-    ) -> PythonValues:
-        return (np.array(args[0], copy=True, order="C"),)
+        def place() -> None:
+            array[...] = np.asarray(self._value(source)).astype(array.dtype)
+
+        self.steps.append(place)
+
+    def _load_read(self, op: npu.ReadOp) -> None:
+        array, result = self.static[op.operands[0]], op.results[0]
+
+        def read() -> None:
+            self.live[result] = np.array(array, copy=True, order="C")
+
+        self.steps.append(read)
+
+    def _load_other(self, op: Operation) -> None:
+        """Constants are evaluated now; any other op runs in the interpreter."""
+        if all(value in self.static for value in op.operands):
+            outputs = self.interpreter.run_op(op, tuple(self.static[v] for v in op.operands))
+            self.static.update(zip(op.results, outputs))
+            return
+
+        def run() -> None:
+            outputs = self.interpreter.run_op(op, tuple(self._value(v) for v in op.operands))
+            self.live.update(zip(op.results, outputs))
+
+        self.steps.append(run)
 
     # ---- synchronisation ------------------------------------------------------------------
 
-    @impl(npu.SignalOp)
-    def run_signal(
-        self, interpreter: Interpreter, op: npu.SignalOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+    def _load_signal(self, op: npu.SignalOp) -> None:
         queue = QUEUE_INDEX[op.queue()]
         token = op.props().int("token")
         assert token is not None
-        timeline = state.timeline
+        timeline = self.timeline
         if token in timeline.tokens:
             raise hazard(f"token {token} is set twice (by {describe(op)})", op)
-        timeline.tokens[token] = state.races.board.clocks[queue].copy()
+        timeline.tokens[token] = self.races.board.clocks[queue].copy()
         timeline.queues[queue].append(Item("signal", token=token))
-        return ()
 
-    @impl(npu.WaitOp)
-    def run_wait(
-        self, interpreter: Interpreter, op: npu.WaitOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+    def _load_wait(self, op: npu.WaitOp) -> None:
         queue = QUEUE_INDEX[op.queue()]
         token = op.props().int("token")
         assert token is not None
-        if token not in state.timeline.tokens:
+        if token not in self.timeline.tokens:
             raise hazard(
                 f"{describe(op)} on {op.queue()} waits for token {token}, which no earlier "
                 "signal sets: the queue would wait forever",
                 op,
             )
-        state.races.board.wait(queue, state.timeline.tokens[token])
-        state.timeline.queues[queue].append(Item("wait", token=token))
-        return ()
-
-    @impl(npu.EndOp)
-    def run_end(self, interpreter: Interpreter, op: npu.EndOp, args: PythonValues) -> PythonValues:
-        return ()
+        self.races.board.wait(queue, self.timeline.tokens[token])
+        self.timeline.queues[queue].append(Item("wait", token=token))
 
     # ---- commands -------------------------------------------------------------------------
 
-    def _run(
+    def _command(
         self,
         op: npu.Command,
         reads: Sequence[View],
@@ -347,10 +384,9 @@ class NpuFunctions(InterpreterFunctions):
     ) -> None:
         """Check and time a command on `queue` (its own by default); `ddr` is a DMA's
         cost, whose data phase takes its turn on the DDR."""
-        state = self._state(op)
         index = QUEUE_INDEX[queue or op.queue()]
         if index in COMPUTE_QUEUES:
-            alignment = state.target.sram.alignment_bytes
+            alignment = self.target.sram.alignment_bytes
             for view in (*reads, *writes):
                 if view.space != "sram" or view.address % alignment:
                     raise hazard(
@@ -359,8 +395,8 @@ class NpuFunctions(InterpreterFunctions):
                         f"SRAM buffers aligned to {alignment} bytes",
                         op,
                     )
-        state.races.access(op, index, reads, writes)
-        timeline = state.timeline
+        self.races.access(op, index, reads, writes)
+        timeline = self.timeline
         data = ddr.data_cycles if ddr is not None else 0
         item = Item("command", cycles, data)
         timeline.queues[index].append(item)
@@ -371,211 +407,225 @@ class NpuFunctions(InterpreterFunctions):
         )
         timeline.events.append(Event(op, index, 0, 0, macs, read, written, sram_high))
 
-    @impl(npu.DmaOp)
-    def run_dma(self, interpreter: Interpreter, op: npu.DmaOp, args: PythonValues) -> PythonValues:
-        state = self._state(op)
-        # Operands by their segments, decoded once (the accessors decode every time).
+    def _arrays(self, op: Operation) -> list[np.ndarray]:
+        return [self.static[value] for value in op.operands]  # type: ignore[misc]
+
+    def _load_dma(self, op: npu.DmaOp) -> None:
         has_source, _, has_frame = _segments(op)
-        views = [state.views[value] for value in op.operands]
+        views = [self.views[value] for value in op.operands]
         source = views[0] if has_source else None
         written = views[-1]  # the frame, else the dest
         reads = [source] if source is not None else []
-        cost = timing.dma(state.target, reads, [written])
+        cost = timing.dma(self.target, reads, [written])
         queue = (
             "dma_out"
             if written.space == "ddr" and source is not None and source.space == "sram"
             else "dma_in"
         )
-        self._run(op, reads, [written], cost.cycles, queue=queue, ddr=cost)
-        if has_frame:
-            args[-1][...] = _pad_value(op)
-        if has_source:
-            args[1][...] = args[0]
-        return ()
+        self._command(op, reads, [written], cost.cycles, queue=queue, ddr=cost)
+        arrays = self._arrays(op)
+        pad = _pad_value(op)
+        frame = arrays[-1]
+        if has_source and has_frame:
+            box, dest = arrays[0], arrays[1]
 
-    @impl(npu.ConvOp)
-    def run_conv(
-        self, interpreter: Interpreter, op: npu.ConvOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+            def copy_into_frame() -> None:
+                frame[...] = pad
+                dest[...] = box
+
+            self.steps.append(copy_into_frame)
+        elif has_source:
+            self.steps.append(functools.partial(np.copyto, arrays[1], arrays[0], "unsafe"))
+        elif has_frame:
+            self.steps.append(functools.partial(frame.fill, pad))
+
+    def _load_conv(self, op: npu.ConvOp) -> None:
         props = op.props()
         strides = props.ints("strides") or [1, 1]
         dilations = props.ints("dilations") or [1, 1]
         group = props.int("group") or 1
         accumulate = props.bool("accumulate")
-        cost = timing.conv_cost(state.target, args[2].shape, args[1].shape, group)
-        self._mac(op, args, cost, accumulate)
-        conv_into(
-            args[0], args[1], args[2], strides, dilations, group,
-            props.int("input_zero_point") or 0, accumulate,
-        )  # fmt: skip
-        self._stage(op, args, props)
-        return ()
+        source, weight, acc = self._arrays(op)[:3]
+        cost = timing.conv_cost(self.target, acc.shape, weight.shape, group)
+        self._load_mac(op, cost, accumulate)
+        if acc.dtype.kind == "f":
+            kernel: Step = functools.partial(
+                conv_into, source, weight, acc, strides, dilations, group, 0, accumulate
+            )
+        else:
+            zero_point = props.int("input_zero_point") or 0
+            kernel = IntegerConv(
+                source, weight, acc, strides, dilations, group, zero_point, accumulate,
+                self._bias(op),
+            )  # fmt: skip
+        self._with_stage(op, kernel)
 
-    @impl(npu.MatmulOp)
-    def run_matmul(
-        self, interpreter: Interpreter, op: npu.MatmulOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+    def _load_matmul(self, op: npu.MatmulOp) -> None:
         props = op.props()
         accumulate = props.bool("accumulate")
         trans_b = props.bool("trans_b")
-        rows, depth = args[0].shape
-        cost = timing.matmul_cost(state.target, rows, args[2].shape[1], depth)
-        self._mac(op, args, cost, accumulate)
-        matmul_into(args[0], args[1], args[2], props.int("a_zero_point") or 0, trans_b, accumulate)
-        self._stage(op, args, props)
-        return ()
+        lhs, rhs, acc = self._arrays(op)[:3]
+        rows, depth = lhs.shape
+        cost = timing.matmul_cost(self.target, rows, acc.shape[1], depth)
+        self._load_mac(op, cost, accumulate)
+        zero_point = props.int("a_zero_point") or 0
+        kernel: Step = (
+            functools.partial(matmul_into, lhs, rhs, acc, zero_point, trans_b, accumulate)
+            if acc.dtype.kind == "f"
+            else IntegerMatmul(lhs, rhs, acc, zero_point, trans_b, accumulate, self._bias(op))
+        )
+        self._with_stage(op, kernel)
 
-    def _mac(
-        self,
-        op: npu.ConvOp | npu.MatmulOp,
-        args: PythonValues,
-        cost: timing.Cost,
-        accumulate: bool,
-    ) -> None:
-        state = self._state(op)
-        operands = op.operands
+    def _load_mac(self, op: npu.ConvOp | npu.MatmulOp, cost: timing.Cost, accumulate: bool) -> None:
         _, _, _, has_bias, has_params, has_output = _segments(op)
-        views = [state.views[value] for value in operands]
+        views = [self.views[value] for value in op.operands]
         reads = (
             views[:2] + ([views[2]] if accumulate else []) + views[3 : 3 + has_bias + has_params]
         )
         writes = [views[2]] + ([views[-1]] if has_output else [])
-        self._run(op, reads, writes, cost.cycles, queue="mac", macs=cost.macs)
+        self._command(op, reads, writes, cost.cycles, queue="mac", macs=cost.macs)
 
-    def _stage(self, op: npu.ConvOp | npu.MatmulOp, args: PythonValues, props: Props) -> None:
-        """The output stage: bias, then requantize into the output (or a float clamp)."""
+    def _bias(self, op: npu.ConvOp | npu.MatmulOp) -> np.ndarray | None:
+        """The bias of the output stage, if it has one."""
+        return self._arrays(op)[3] if _segments(op)[3] else None
+
+    def _with_stage(self, op: npu.ConvOp | npu.MatmulOp, kernel: Step) -> None:
+        """The MAC command's step: `kernel` (which adds an integer bias itself), then
+        the rest of the output stage: a float bias, then requantize into the output
+        or a float clamp."""
         _, _, _, has_bias, has_params, has_output = _segments(op)
-        acc = args[2]
-        if has_bias:
-            bias = args[3]
-            if acc.dtype.kind == "f":
-                acc += bias
-            else:
-                acc[...] = saturate_int32(acc.astype(np.int64) + bias.astype(np.int64))
-        if has_params and has_output:
-            output = op.operands[-1]
-            requantize_tile(acc, args[3 + has_bias], args[-1], 0, op, element_of(output))
-        elif acc.dtype.kind == "f":
-            low, high = props.attr("clamp_min"), props.attr("clamp_max")
-            if low is not None or high is not None:
-                np.clip(
-                    acc,
-                    -np.inf if low is None else float(_number(low)),
-                    np.inf if high is None else float(_number(high)),
-                    out=acc,
-                )
+        arrays = self._arrays(op)
+        acc = arrays[2]
+        floating = acc.dtype.kind == "f"
+        bias = arrays[3] if has_bias and floating else None
+        props = op.props()
+        low, high = props.attr("clamp_min"), props.attr("clamp_max")
+        clamp = floating and (low is not None or high is not None)
+        lowest = -np.inf if low is None else float(_number(low))
+        highest = np.inf if high is None else float(_number(high))
+        requantize = has_params and has_output
+        if requantize:
+            params, output = arrays[3 + has_bias], arrays[-1]
+            into_output = RequantizeTile(op, element_of(op.operands[-1]), 0)
 
-    def _vector(
-        self,
-        op: npu.Command,
-        args: PythonValues,
-        run: object,
-        reads: Sequence[SSAValue],
-        writes: Sequence[SSAValue],
-        cycles: int,
-    ) -> PythonValues:
-        state = self._state(op)
-        self._run(
-            op, [state.views[v] for v in reads], [state.views[v] for v in writes], cycles, "vector"
+        def step() -> None:
+            kernel()
+            if bias is not None:
+                acc[...] += bias
+            if requantize:
+                into_output(acc, params, output)
+            elif clamp:
+                np.clip(acc, lowest, highest, out=acc)
+
+        self.steps.append(step)
+
+    def _load_vector(self, op: npu.Command) -> None:
+        """A vector-unit command: the tile interpreter's kernel of the same op."""
+        cost = _VECTOR_COSTS.get(type(op))
+        if cost is None:
+            raise error(f"the simulator does not run {op.name}", op)
+        reads, writes, per_element = cost(op)
+        output = writes[0]
+        cycles = timing.vector(self.target, output, per_element)
+        self._command(
+            op, [self.views[v] for v in reads], [self.views[v] for v in writes], cycles, "vector"
         )
-        run(self.tile, None, op, args)  # type: ignore[operator]
-        return ()
+        arguments = tuple(self._value(value) for value in op.operands)
+        prepared = _PREPARED.get(type(op))
+        if prepared is not None:
+            self.steps.append(functools.partial(prepared(op), *arguments))
+            return
+        implementation = getattr(type(self.tile), "__impl_dict")[_TILE_OPS[type(op)]]
+        self.steps.append(functools.partial(implementation, self.tile, None, op, arguments))
 
-    @impl(npu.FillOp)
-    def run_fill(
-        self, interpreter: Interpreter, op: npu.FillOp, args: PythonValues
-    ) -> PythonValues:
-        cycles = timing.vector(self._state(op).target, op.target, 1)
-        return self._vector(op, args, TileFunctions.run_fill, [], [op.target], cycles)
-
-    @impl(npu.PoolOp)
-    def run_pool(
-        self, interpreter: Interpreter, op: npu.PoolOp, args: PythonValues
-    ) -> PythonValues:
-        kernel = op.props().ints("kernel_shape") or [1, 1]
-        cycles = timing.vector(self._state(op).target, op.output, math.prod(kernel))
-        return self._vector(op, args, TileFunctions.run_pool, [op.input], [op.output], cycles)
-
-    @impl(npu.RequantizeOp)
-    def run_requantize(
-        self, interpreter: Interpreter, op: npu.RequantizeOp, args: PythonValues
-    ) -> PythonValues:
-        cycles = timing.vector(self._state(op).target, op.output, 1)
-        return self._vector(
-            op, args, TileFunctions.run_requantize, [op.acc, op.params], [op.output], cycles
-        )
-
-    def _binary(self, op: npu.Command, args: PythonValues, run: object) -> PythonValues:
-        lhs, rhs, output = op.operands[:3]
-        cycles = timing.vector(self._state(op).target, output, 2)
-        return self._vector(op, args, run, [lhs, rhs], [output], cycles)
-
-    @impl(npu.AddOp)
-    def run_add(self, interpreter: Interpreter, op: npu.AddOp, args: PythonValues) -> PythonValues:
-        return self._binary(op, args, TileFunctions.run_add)
-
-    @impl(npu.MulOp)
-    def run_mul(self, interpreter: Interpreter, op: npu.MulOp, args: PythonValues) -> PythonValues:
-        return self._binary(op, args, TileFunctions.run_mul)
-
-    @impl(npu.AddFOp)
-    def run_addf(
-        self, interpreter: Interpreter, op: npu.AddFOp, args: PythonValues
-    ) -> PythonValues:
-        return self._binary(op, args, TileFunctions.run_addf)
-
-    @impl(npu.MulFOp)
-    def run_mulf(
-        self, interpreter: Interpreter, op: npu.MulFOp, args: PythonValues
-    ) -> PythonValues:
-        return self._binary(op, args, TileFunctions.run_mulf)
-
-    @impl(npu.ClampOp)
-    def run_clamp(
-        self, interpreter: Interpreter, op: npu.ClampOp, args: PythonValues
-    ) -> PythonValues:
-        cycles = timing.vector(self._state(op).target, op.output, 1)
-        return self._vector(op, args, TileFunctions.run_clamp, [op.input], [op.output], cycles)
-
-    @impl(npu.TransposeOp)
-    def run_transpose(
-        self, interpreter: Interpreter, op: npu.TransposeOp, args: PythonValues
-    ) -> PythonValues:
-        cycles = timing.vector(self._state(op).target, op.output, 1)
-        return self._vector(op, args, TileFunctions.run_transpose, [op.input], [op.output], cycles)
-
-    @impl(npu.LutOp)
-    def run_lut(self, interpreter: Interpreter, op: npu.LutOp, args: PythonValues) -> PythonValues:
-        cycles = timing.vector(self._state(op).target, op.output, 1)
-        return self._vector(
-            op, args, TileFunctions.run_lut, [op.input, op.table], [op.output], cycles
-        )
-
-    @impl(npu.HostCallOp)
-    def run_host_call(
-        self, interpreter: Interpreter, op: npu.HostCallOp, args: PythonValues
-    ) -> PythonValues:
-        state = self._state(op)
+    def _load_host_call(self, op: npu.HostCallOp) -> None:
         module = op.get_toplevel_object()
         assert isinstance(module, ModuleOp)
         callee = SymbolTable.lookup_symbol(module, op.callee)
         if not isinstance(callee, FuncOp):
             raise error(f"the host call's callee {op.callee} is not a function of the module", op)
-        inputs, outputs = args[: len(op.inputs)], args[len(op.inputs) :]
-        cycles = timing.host(state.target, callee, inputs, outputs)
-        self._run(
+        arrays = self._arrays(op)
+        inputs, outputs = arrays[: len(op.inputs)], arrays[len(op.inputs) :]
+        cycles = timing.host(self.target, callee, inputs, outputs)
+        self._command(
             op,
-            [state.views[v] for v in op.inputs],
-            [state.views[v] for v in op.outputs],
+            [self.views[v] for v in op.inputs],
+            [self.views[v] for v in op.outputs],
             cycles,
             "host",
         )
-        results = interpreter.call_op(callee, tuple(np.array(a) for a in inputs))
-        for view, value in zip(outputs, results):
-            view[...] = np.asarray(value).astype(view.dtype)
-        return ()
+        interpreter = self.interpreter
+
+        def call() -> None:
+            results = interpreter.call_op(callee, tuple(np.array(a) for a in inputs))
+            for array, value in zip(outputs, results):
+                array[...] = np.asarray(value).astype(array.dtype)
+
+        self.steps.append(call)
+
+
+VectorCost = Callable[[Any], tuple[Sequence[SSAValue], Sequence[SSAValue], int]]
+
+_VECTOR_COSTS: dict[type[Operation], VectorCost] = {
+    npu.FillOp: lambda op: ([], [op.target], 1),
+    npu.PoolOp: lambda op: (
+        [op.input],
+        [op.output],
+        math.prod(op.props().ints("kernel_shape") or [1, 1]),
+    ),
+    npu.RequantizeOp: lambda op: ([op.acc, op.params], [op.output], 1),
+    npu.AddOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
+    npu.MulOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
+    npu.AddFOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
+    npu.MulFOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
+    npu.ClampOp: lambda op: ([op.input], [op.output], 1),
+    npu.TransposeOp: lambda op: ([op.input], [op.output], 1),
+    npu.LutOp: lambda op: ([op.input, op.table], [op.output], 1),
+}
+"""Of each vector command: what it reads and writes, and its cycles per output
+element (per window tap or input)."""
+
+_TILE_OPS: dict[type[Operation], type[Operation]] = {
+    npu.FillOp: tile.FillOp,
+    npu.PoolOp: tile.PoolOp,
+    npu.RequantizeOp: tile.RequantizeOp,
+    npu.AddOp: tile.AddOp,
+    npu.MulOp: tile.MulOp,
+    npu.AddFOp: tile.AddFOp,
+    npu.MulFOp: tile.MulFOp,
+    npu.ClampOp: tile.ClampOp,
+    npu.TransposeOp: tile.TransposeOp,
+    npu.LutOp: tile.LutOp,
+}
+"""The tile op whose interpreter kernel runs each vector command."""
+
+_PREPARED: dict[type[Operation], Callable[[Any], Callable[..., None]]] = {
+    npu.AddOp: AddTile,
+    npu.MulOp: MulTile,
+}
+"""The vector commands whose kernels decode their properties once, when loading."""
+
+
+class NpuFunctions:
+    """The simulator as `run_function` uses it: it loads a function's stream once
+    (`Program`, for the active target) and runs it on each call."""
+
+    def __init__(self) -> None:
+        self.program: Program | None = None
+
+    def load(self, interpreter: Interpreter, function: FuncOp) -> Program:
+        """The loaded stream of `function` (loaded now unless it already is)."""
+        target = _target_for(function)
+        program = self.program
+        if program is None or program.function is not function or program.target != target:
+            program = self.program = Program(function, target, interpreter)
+        return program
+
+    def run_stream(
+        self, interpreter: Interpreter, function: FuncOp, arguments: Sequence[object]
+    ) -> list[object]:
+        """Run a function's stream on its arguments; its results."""
+        return self.load(interpreter, function).run(arguments)
 
 
 def _segments(op: Operation) -> tuple[int, ...]:

@@ -24,7 +24,8 @@ from xdsl.ir import Attribute, Operation
 from irc.diagnostics import error
 from irc.dialects import tile
 from irc.interp import nn as nn_interp
-from irc.interp.qnn import exact_integers, saturate_int32
+from irc.interp.kernels import IntegerConv, IntegerMatmul
+from irc.interp.qnn import saturate_int32
 from irc.ir import weights
 from irc.quantize import scheme
 
@@ -91,20 +92,67 @@ def _pool_counts(op: tile.PoolOp, origin: Sequence[int], out_sizes: Sequence[int
     return np.multiply.outer(counts[0], counts[1]).astype(np.int64)
 
 
-def _requantize_into(output: np.ndarray, sums: np.ndarray, op: tile.AddOp | tile.MulOp) -> None:
-    """Requantize int64 sums with the op's (multiplier, shift), output zero point and
-    clamp into the output tile."""
-    props = op.props()
-    low, high = tile.check_clamp(props, tile.element_of(op.output))
-    result = scheme.requantize(
-        sums,
-        props.int("multiplier"),
-        props.int("shift"),
-        props.int("output_zero_point") or 0,
-        low,
-        high,
-    )
-    _store(output, result)
+class _Rescale:
+    """The requantization of an add's or mul's int64 sums into its output tile: the
+    op's (multiplier, shift), output zero point and clamp, decoded once."""
+
+    def __init__(self, op: tile.AddOp | tile.MulOp) -> None:
+        props = op.props()
+        self.low, self.high = tile.check_clamp(props, tile.element_of(op.output))
+        self.multiplier, self.shift = props.int("multiplier"), props.int("shift")
+        self.zero_point = props.int("output_zero_point") or 0
+
+    def into(self, output: np.ndarray, sums: np.ndarray) -> None:
+        output[...] = scheme.requantize(
+            sums, self.multiplier, self.shift, self.zero_point, self.low, self.high
+        )
+
+
+class AddTile(_Rescale):
+    """`tile.add`'s arithmetic (and an `npu.add`'s), with the op's properties decoded
+    once: each input centred, shifted left, rescaled, then the sum requantized."""
+
+    def __init__(self, op: tile.AddOp) -> None:
+        super().__init__(op)
+        props = op.props()
+        self.left_shift = props.int("left_shift") or 0
+        self.inputs = [
+            (
+                props.int(prefix + "zero_point") or 0,
+                props.int(prefix + "multiplier"),
+                props.int(prefix + "shift"),
+            )
+            for prefix in ("lhs_", "rhs_")
+        ]
+
+    def __call__(self, lhs: np.ndarray, rhs: np.ndarray, output: np.ndarray) -> None:
+        """output = requantize(rescale(lhs) + rescale(rhs))."""
+        terms = []
+        for array, (zero_point, multiplier, shift) in zip((lhs, rhs), self.inputs):
+            centred = np.subtract(array, zero_point, dtype=np.int64)
+            centred <<= self.left_shift
+            terms.append(scheme.fixed_point_multiply(centred, multiplier, shift))
+        terms[0] += terms[1]
+        self.into(output, terms[0])
+
+
+class MulTile(_Rescale):
+    """`tile.mul`'s arithmetic (and an `npu.mul`'s): the product of the centred inputs,
+    requantized."""
+
+    def __init__(self, op: tile.MulOp) -> None:
+        super().__init__(op)
+        props = op.props()
+        self.zero_points = (
+            props.int("lhs_zero_point") or 0,
+            props.int("rhs_zero_point") or 0,
+        )
+
+    def __call__(self, lhs: np.ndarray, rhs: np.ndarray, output: np.ndarray) -> None:
+        """output = requantize((lhs - lhs_zero_point) * (rhs - rhs_zero_point))."""
+        product = np.subtract(lhs, self.zero_points[0], dtype=np.int64)
+        product *= np.subtract(rhs, self.zero_points[1], dtype=np.int64)
+        self.into(output, product)
 
 
 def conv_into(
@@ -117,10 +165,12 @@ def conv_into(
     input_zero_point: int,
     accumulate: bool,
 ) -> None:
-    """`tile.conv`'s arithmetic (and an `npu.conv`'s): an NHWC box and [O, KH, KW, C/g]
-    weights into the accumulator tile, exact and saturated for integers."""
-    zero_point = 0 if _is_float(acc) else input_zero_point
-    x = _channels_first(source.astype(np.float64) - zero_point)
+    """`tile.conv`'s arithmetic: an NHWC box and [O, KH, KW, C/g] weights into the
+    accumulator tile, exact and saturated for integers (irc/interp/kernels.py)."""
+    if not _is_float(acc):
+        IntegerConv(source, weight, acc, strides, dilations, group, input_zero_point, accumulate)()
+        return
+    x = _channels_first(source.astype(np.float64))
     w = _channels_first(weight.astype(np.float64))
     sums = nn_interp.conv(
         x, w, None, strides, [0, 0, 0, 0], dilations, group, acc.shape[1:3]
@@ -136,64 +186,62 @@ def matmul_into(
     trans_b: bool,
     accumulate: bool,
 ) -> None:
-    """`tile.matmul`'s arithmetic (and an `npu.matmul`'s)."""
-    zero_point = 0 if _is_float(acc) else a_zero_point
-    a = lhs.astype(np.float64) - zero_point
+    """`tile.matmul`'s arithmetic (irc/interp/kernels.py for integers)."""
+    if not _is_float(acc):
+        IntegerMatmul(lhs, rhs, acc, a_zero_point, trans_b, accumulate)()
+        return
+    a = lhs.astype(np.float64)
     b = rhs.astype(np.float64)
     _accumulate(acc, a @ (b.T if trans_b else b), accumulate)
 
 
 def _accumulate(acc: np.ndarray, sums: np.ndarray, accumulate: bool) -> None:
-    """acc = (accumulate ? acc : 0) + sums; exact and saturated to int32 for integers."""
-    if _is_float(acc):
-        total = sums + acc.astype(np.float64) if accumulate else sums
-        _store(acc, total)
-        return
-    exact = exact_integers(sums)
-    if accumulate:
-        exact = exact + acc.astype(np.int64)
-    acc[...] = saturate_int32(exact)
+    """acc = (accumulate ? acc : 0) + sums, for a float accumulator."""
+    total = sums + acc.astype(np.float64) if accumulate else sums
+    _store(acc, total)
 
 
-def requantize_tile(
-    acc: np.ndarray,
-    params: np.ndarray,
-    output: np.ndarray,
-    input_zero_point: int,
-    op: Operation,
-    output_element: Attribute,
-) -> None:
+class RequantizeTile:
     """output = requantize(acc - input_zero_point) with the [C, 2] (or [1, 2])
     (multiplier, shift) pairs of `params` and `op`'s output zero point and clamp
-    (`tile.requantize`, and the output stage of an `npu` MAC command)."""
-    props = op.props()  # type: ignore[attr-defined]
-    multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
-    valid = (
-        (multipliers >= scheme.MULTIPLIER_MIN)
-        & (multipliers <= scheme.MULTIPLIER_MAX)
-        & (shifts >= scheme.SHIFT_MIN)
-        & (shifts <= scheme.SHIFT_MAX)
-    )
-    if not valid.all():
-        channel = int(np.argmin(valid))
-        problem = scheme.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
-        raise error(
-            f"the requantization parameters of channel {channel}: {problem}",
-            op,
-            hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+    (`tile.requantize`, and the output stage of an `npu` MAC command), with the op's
+    properties decoded once."""
+
+    def __init__(self, op: Operation, output_element: Attribute, input_zero_point: int) -> None:
+        props = op.props()  # type: ignore[attr-defined]
+        self.op, self.input_zero_point = op, input_zero_point
+        self.low, self.high = tile.check_clamp(props, output_element)
+        self.output_zero_point = props.int("output_zero_point") or 0
+
+    def __call__(self, acc: np.ndarray, params: np.ndarray, output: np.ndarray) -> None:
+        """Requantize `acc` into `output` with the pairs of `params`."""
+        multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
+        valid = (
+            (multipliers >= scheme.MULTIPLIER_MIN)
+            & (multipliers <= scheme.MULTIPLIER_MAX)
+            & (shifts >= scheme.SHIFT_MIN)
+            & (shifts <= scheme.SHIFT_MAX)
         )
-    low, high = tile.check_clamp(props, output_element)
-    axis = None if len(multipliers) == 1 else acc.ndim - 1
-    result = scheme.requantize(
-        acc.astype(np.int64) - input_zero_point,
-        multipliers if axis is not None else int(multipliers[0]),
-        shifts if axis is not None else int(shifts[0]),
-        props.int("output_zero_point") or 0,
-        low,
-        high,
-        axis,
-    )
-    _store(output, result)
+        if not valid.all():
+            channel = int(np.argmin(valid))
+            problem = scheme.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
+            raise error(
+                f"the requantization parameters of channel {channel}: {problem}",
+                self.op,
+                hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+            )
+        axis = None if len(multipliers) == 1 else acc.ndim - 1
+        centred = acc.astype(np.int64) - self.input_zero_point if self.input_zero_point else acc
+        result = scheme.requantize(
+            centred,
+            multipliers if axis is not None else int(multipliers[0]),
+            shifts if axis is not None else int(shifts[0]),
+            self.output_zero_point,
+            self.low,
+            self.high,
+            axis,
+        )
+        output[...] = result
 
 
 @register_impls
@@ -324,9 +372,8 @@ class TileFunctions(InterpreterFunctions):
     ) -> PythonValues:
         acc, params, output = args
         props = op.props()
-        requantize_tile(
-            acc, params, output, props.int("input_zero_point") or 0, op, tile.element_of(op.output)
-        )
+        zero_point = props.int("input_zero_point") or 0
+        RequantizeTile(op, tile.element_of(op.output), zero_point)(acc, params, output)
         return ()
 
     @impl(tile.PoolOp)
@@ -364,30 +411,12 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(tile.AddOp)
     def run_add(self, interpreter: Interpreter, op: tile.AddOp, args: PythonValues) -> PythonValues:
-        lhs, rhs, output = args
-        props = op.props()
-        left_shift = props.int("left_shift") or 0
-        terms = []
-        for array, prefix in ((lhs, "lhs_"), (rhs, "rhs_")):
-            centered = array.astype(np.int64) - (props.int(prefix + "zero_point") or 0)
-            terms.append(
-                scheme.fixed_point_multiply(
-                    np.left_shift(centered, left_shift),
-                    props.int(prefix + "multiplier"),
-                    props.int(prefix + "shift"),
-                )
-            )
-        _requantize_into(output, terms[0] + terms[1], op)
+        AddTile(op)(*args)
         return ()
 
     @impl(tile.MulOp)
     def run_mul(self, interpreter: Interpreter, op: tile.MulOp, args: PythonValues) -> PythonValues:
-        lhs, rhs, output = args
-        props = op.props()
-        product = (lhs.astype(np.int64) - (props.int("lhs_zero_point") or 0)) * (
-            rhs.astype(np.int64) - (props.int("rhs_zero_point") or 0)
-        )
-        _requantize_into(output, product, op)
+        MulTile(op)(*args)
         return ()
 
     @impl(tile.ClampOp)

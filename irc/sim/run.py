@@ -1,7 +1,8 @@
 """Running a command stream on the simulator, and what the run measured.
 
 `simulate(module, inputs, target)` runs the entry function's stream (irc/interp/npu.py)
-and returns its outputs with a `Report`: total cycles and time at the target's clock,
+and returns its outputs with a `Report` (a `Simulator` loads the stream once and runs
+it on many inputs): total cycles and time at the target's clock,
 each engine's busy cycles and utilisation, the MAC array's utilisation, DDR bytes
 read and written, the SRAM high-water mark, and the same per layer (commands are
 attributed to the layer whose location they carry). `chrome_trace` is the run as a
@@ -18,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.traits import SymbolTable
 
-from irc.diagnostics import Location
+from irc.diagnostics import Location, error
 from irc.dialects import npu
-from irc.interp import run_function
+from irc.interp import make_interpreter, run_function
 from irc.interp.npu import Event, NpuFunctions
 from irc.targets import Target, using_target
 
@@ -141,6 +144,40 @@ def _layer_of(event: Event) -> str:
     return event.op.name
 
 
+class Simulator:
+    """A module's command stream loaded on a target, to run on any number of inputs.
+
+    Loading checks the stream for hazards and times it (neither depends on the data:
+    `report`), and decodes every command once (irc/interp/npu.py), so a run only
+    computes, as a runtime session would.
+    """
+
+    def __init__(self, module: ModuleOp, target: Target, entry: str = "main") -> None:
+        self.module, self.target, self.entry = module, target, entry
+        self.functions = NpuFunctions()
+        function = SymbolTable.lookup_symbol(module, entry)
+        if not isinstance(function, FuncOp):
+            raise error(f"the module has no function @{entry}", module)
+        with using_target(target):
+            program = self.functions.load(make_interpreter(module), function)
+        self.report = report_of(target, program.events)
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        """The stream's outputs on `inputs` (named, or in argument order)."""
+        with using_target(self.target):
+            return run_function(self.module, inputs, self.entry, npu=self.functions)
+
+
+def report_of(target: Target, events: list[Event]) -> Report:
+    """The report of a run's timed commands: in total and per layer."""
+    total = Figures()
+    layers: dict[str, Figures] = {}
+    for event in events:
+        total.add(event)
+        layers.setdefault(_layer_of(event), Figures()).add(event)
+    return Report(target, total, layers, events)
+
+
 def simulate(
     module: ModuleOp,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
@@ -148,19 +185,8 @@ def simulate(
     entry: str = "main",
 ) -> tuple[dict[str, np.ndarray], Report]:
     """Run the command stream of `module`'s `entry` on `target`'s simulator."""
-    functions = NpuFunctions()
-    with using_target(target):
-        outputs = run_function(module, inputs, entry, npu=functions)
-    simulation = functions.simulation
-    if simulation is not None:
-        simulation.timeline.schedule()
-    events = simulation.timeline.events if simulation is not None else []
-    total = Figures()
-    layers: dict[str, Figures] = {}
-    for event in events:
-        total.add(event)
-        layers.setdefault(_layer_of(event), Figures()).add(event)
-    return outputs, Report(target, total, layers, events)
+    simulator = Simulator(module, target, entry)
+    return simulator.run(inputs), simulator.report
 
 
 def chrome_trace(report: Report) -> dict[str, object]:

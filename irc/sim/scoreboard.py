@@ -58,6 +58,11 @@ class View:
         last = sum((size - 1) * stride for size, stride in zip(self.shape, self.strides))
         return (last + 1) * self.dtype.itemsize
 
+    @property
+    def end(self) -> int:
+        """The address after the view's last byte."""
+        return self.address + self.extent
+
     @cached_property
     def contiguous(self) -> bool:
         """The view's elements fill its extent (row-major, no gaps)."""

@@ -1,0 +1,182 @@
+"""Exact integer convolutions and matrix products through float BLAS.
+
+An 8-bit product of sums is exact in floating point while every partial sum stays an
+integer the format represents: below 2^24 in float32, 2^53 in float64. numpy's integer
+`matmul` does not use BLAS and is slow, so `exact_product` multiplies the raw 8-bit
+values, less the input's zero point, in float32, in depth chunks short enough for
+that bound (512 when the centred inputs reach 255 in magnitude against int8 weights),
+adds the chunks in float64, and so gives the exact integer sums at BLAS speed.
+
+`IntegerConv` and `IntegerMatmul` are the `tile.conv`/`tile.matmul` arithmetic (and an
+`npu.conv`'s/`npu.matmul`'s, with its bias fused) prepared for fixed arrays: the simulator builds one per
+command when it loads a stream, whose buffers are views of its memories at static
+addresses, and calls it on every run; the tile interpreter builds one per op it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from irc.quantize import scheme
+
+FLOAT32_EXACT = 2**24
+"""Integers up to this magnitude are exact in float32."""
+
+FLOAT64_EXACT = 2**53
+"""Integers up to this magnitude are exact in float64."""
+
+SHORTEST_FLOAT32_CHUNK = 64
+"""Below this depth per chunk, float64 (in one piece) is faster than float32 chunks."""
+
+
+def magnitude(dtype: np.dtype) -> int:
+    """The largest magnitude of an integer dtype's values (128 for int8)."""
+    info = np.iinfo(dtype)
+    return max(-int(info.min), int(info.max))
+
+
+def product_plan(largest: int) -> tuple[type[np.floating], int]:
+    """The float type and the longest depth chunk whose sums of products of at most
+    `largest` in magnitude stay exact."""
+    chunk = FLOAT32_EXACT // largest
+    if chunk >= SHORTEST_FLOAT32_CHUNK:
+        return np.float32, chunk
+    chunk = FLOAT64_EXACT // largest
+    assert chunk >= 1, "MAC operands are at most 16 bits wide"
+    return np.float64, chunk
+
+
+def exact_product(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarray:
+    """lhs (..., M, K) @ rhs (..., K, N) of integer-valued floats, as exact float64
+    sums, `chunk` depth at a time (see `product_plan`)."""
+    depth = lhs.shape[-1]
+    if depth <= chunk:
+        return np.asarray(lhs @ rhs, np.float64)
+    total = lhs[..., :chunk] @ rhs[..., :chunk, :]
+    total = total.astype(np.float64)
+    for start in range(chunk, depth, chunk):
+        total += lhs[..., start : start + chunk] @ rhs[..., start : start + chunk, :]
+    return total
+
+
+def _store_int32(
+    acc: np.ndarray,
+    sums: np.ndarray,
+    accumulate: bool,
+    bias: np.ndarray | None,
+    may_saturate: bool,
+) -> None:
+    """acc = saturate(saturate((accumulate ? acc : 0) + sums) + bias) in int32, for
+    exact sums; `may_saturate` is False when the sums alone cannot leave int32."""
+    if accumulate:
+        sums = sums + acc.reshape(sums.shape)
+    if accumulate or may_saturate:
+        np.clip(sums, scheme.INT32_MIN, scheme.INT32_MAX, out=sums)
+    if bias is not None:
+        sums = sums + bias  # float64: exact
+        np.clip(sums, scheme.INT32_MIN, scheme.INT32_MAX, out=sums)
+    acc[...] = sums.reshape(acc.shape)
+
+
+class IntegerConv:
+    """An integer NHWC conv of fixed arrays (see the module docstring): the input box
+    (N, H, W, C), the weights (O, KH, KW, C/group) and the int32 accumulator
+    (N, OH, OW, O), which it overwrites or adds to. The input holds the padding
+    already (the box's frame)."""
+
+    def __init__(
+        self,
+        source: np.ndarray,
+        weight: np.ndarray,
+        acc: np.ndarray,
+        strides: Sequence[int],
+        dilations: Sequence[int],
+        group: int,
+        input_zero_point: int,
+        accumulate: bool,
+        bias: np.ndarray | None = None,
+    ) -> None:
+        self.weight, self.acc, self.bias = weight, acc, bias
+        self.zero_point, self.accumulate, self.group = input_zero_point, accumulate, group
+        out_channels, kernel_h, kernel_w, group_channels = weight.shape
+        count, out_h, out_w, _ = acc.shape
+        # The zero point is subtracted as the windows are gathered.
+        info = np.iinfo(source.dtype)
+        largest = max(abs(info.min - input_zero_point), abs(info.max - input_zero_point))
+        largest *= magnitude(weight.dtype)
+        self.float, self.chunk = product_plan(largest)
+        self.offset = self.float(input_zero_point)  # subtracted in float: no wrap-around
+        # Every output position's window of the box, as one strided view (no copy).
+        batch, height, width, channels = source.strides
+        self.windows = np.lib.stride_tricks.as_strided(
+            source,
+            shape=(count, out_h, out_w, kernel_h, kernel_w, group, group_channels),
+            strides=(
+                batch,
+                height * strides[0],
+                width * strides[1],
+                height * dilations[0],
+                width * dilations[1],
+                channels * group_channels,
+                channels,
+            ),
+            writeable=False,
+        )
+        depth = kernel_h * kernel_w * group_channels
+        self.may_saturate = depth * largest > scheme.INT32_MAX
+        positions = count * out_h * out_w
+        # The windows gathered into one matrix per group, in the weights' (KH, KW, C)
+        # order; its buffer is reused on every call.
+        self.columns = np.empty((group, positions, depth), self.float)
+        self.gathered = self.columns.reshape(
+            group, count, out_h, out_w, kernel_h, kernel_w, group_channels
+        ).transpose(1, 2, 3, 4, 5, 0, 6)
+        self.matrix = np.empty((group, out_channels // group, depth), self.float)
+        self.weight_view = weight.reshape(group, out_channels // group, depth)
+        self.positions = positions
+
+    def __call__(self) -> None:
+        """Compute the conv into the accumulator."""
+        np.subtract(self.windows, self.offset, out=self.gathered, casting="unsafe")
+        np.copyto(self.matrix, self.weight_view, casting="unsafe")
+        sums = exact_product(self.columns, self.matrix.transpose(0, 2, 1), self.chunk)
+        if self.group > 1:  # (group, positions, O/group) -> (positions, O)
+            sums = sums.transpose(1, 0, 2)
+        sums = sums.reshape(self.positions, -1)
+        _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
+
+
+class IntegerMatmul:
+    """An integer matmul of fixed arrays: lhs (M, K) times rhs (K, N), or (N, K) with
+    `trans_b`, into the int32 accumulator (M, N); `a_zero_point` is the lhs's."""
+
+    def __init__(
+        self,
+        lhs: np.ndarray,
+        rhs: np.ndarray,
+        acc: np.ndarray,
+        a_zero_point: int,
+        trans_b: bool,
+        accumulate: bool,
+        bias: np.ndarray | None = None,
+    ) -> None:
+        self.lhs, self.rhs, self.acc, self.bias = lhs, rhs, acc, bias
+        self.zero_point, self.trans_b, self.accumulate = a_zero_point, trans_b, accumulate
+        info = np.iinfo(lhs.dtype)
+        largest = max(abs(info.min - a_zero_point), abs(info.max - a_zero_point))
+        largest *= magnitude(rhs.dtype)
+        self.float, self.chunk = product_plan(largest)
+        self.offset = self.float(a_zero_point)  # subtracted in float: no wrap-around
+        self.may_saturate = lhs.shape[1] * largest > scheme.INT32_MAX
+        self.left = np.empty(lhs.shape, self.float)
+        self.right = np.empty(rhs.shape, self.float)
+
+    def __call__(self) -> None:
+        """Compute the product into the accumulator."""
+        np.subtract(self.lhs, self.offset, out=self.left, casting="unsafe")
+        np.copyto(self.right, self.rhs, casting="unsafe")
+        right = self.right.T if self.trans_b else self.right
+        sums = exact_product(self.left, right, self.chunk)
+        _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
