@@ -37,7 +37,7 @@ from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.passes import parse_pipeline
 from irc.quantize import scheme
-from irc.sim.run import chrome_trace, simulate
+from irc.sim.run import Simulator, chrome_trace, simulate
 from irc.sim.scoreboard import View
 from irc.sim.timing import burst_bytes
 from irc.targets import load_target, using_target
@@ -121,6 +121,19 @@ def test_a_hand_written_stream_runs_bit_exact_at_the_cycles_counted_by_hand() ->
     assert (report.total.ddr_read, report.total.ddr_written) == (768, 128)
     assert report.total.busy["dma_in"] == 684 and report.total.busy["mac"] == 176
     assert report.sram_peak == 1600 + 128
+
+
+def test_a_loaded_stream_runs_again_on_new_inputs_from_a_clean_machine() -> None:
+    # Loading places the weights once (in the read-only weights region); a run clears
+    # everything else, so each run gives the reference on its own inputs.
+    simulator = Simulator(parse(STREAM), NPU_DEMO)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = int8(rng, (1, 4, 4, 8))
+        assert np.array_equal(simulator.run([x])["output_0"], reference_conv(x))
+    assert simulator.report.cycles == 1024
+    machine = simulator.functions.program.machine  # type: ignore[union-attr]
+    assert machine.memories["ddr"][:576].tolist() == [1] * 576  # the weights stay
 
 
 @pytest.mark.parametrize(
