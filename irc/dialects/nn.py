@@ -23,6 +23,7 @@ See docs/nn-dialect.md for the op reference and docs/adding-an-op.md for how to 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Self, TypeVar
@@ -229,17 +230,23 @@ def _format_float(value: float) -> str:
     return np.format_float_scientific(value32, unique=True, trim="0")
 
 
+@functools.cache
+def _property_defaults(op_type: type[NNOp]) -> dict[str, Attribute]:
+    """The default values of an op type's properties (read once per type)."""
+    return {
+        name: definition.default_value
+        for name, definition in op_type.get_irdl_definition().properties.items()
+        if getattr(definition, "default_value", None) is not None
+    }
+
+
 class Props:
     """Typed, default-filled read access to an op's properties for inference."""
 
     def __init__(self, op_type: type[NNOp], properties: dict[str, Attribute]):
         self.op_type = op_type
         self.properties = properties
-        self.defaults = {
-            name: definition.default_value
-            for name, definition in op_type.get_irdl_definition().properties.items()
-            if getattr(definition, "default_value", None) is not None
-        }
+        self.defaults = _property_defaults(op_type)
 
     def attr(self, name: str) -> Attribute | None:
         return self.properties.get(name, self.defaults.get(name))

@@ -166,19 +166,18 @@ class Scoreboard:
         for region in read_regions:
             if region is None:
                 continue
+            writers = _latest(region.writers)
             for other in others:
-                last = int(region.writers[other].max(initial=0))
-                if last > clock[other]:
-                    found.append(Conflict("reads data written by", other, last))
+                if writers[other] > clock[other]:
+                    found.append(Conflict("reads data written by", other, writers[other]))
         for region in write_regions:
             assert region is not None  # a write into the weights region raised
+            writers, readers = _latest(region.writers), _latest(region.readers)
             for other in others:
-                last = int(region.writers[other].max(initial=0))
-                if last > clock[other]:
-                    found.append(Conflict("overwrites data written by", other, last))
-                last = int(region.readers[other].max(initial=0))
-                if last > clock[other]:
-                    found.append(Conflict("overwrites data still read by", other, last))
+                if writers[other] > clock[other]:
+                    found.append(Conflict("overwrites data written by", other, writers[other]))
+                if readers[other] > clock[other]:
+                    found.append(Conflict("overwrites data still read by", other, readers[other]))
         return found
 
     def record(self, queue: int, index: int, reads: Sequence[View], writes: Sequence[View]) -> None:
@@ -224,3 +223,8 @@ class Scoreboard:
                 )
         self.regions[key] = region
         return region
+
+
+def _latest(indices: np.ndarray) -> list[int]:
+    """Per queue (the first axis), the largest command index over a region's bytes."""
+    return np.max(indices, axis=tuple(range(1, indices.ndim)), initial=0).tolist()
