@@ -233,11 +233,12 @@ def _format_float(value: float) -> str:
 @functools.cache
 def _property_defaults(op_type: type[NNOp]) -> dict[str, Attribute]:
     """The default values of an op type's properties (read once per type)."""
-    return {
-        name: definition.default_value
-        for name, definition in op_type.get_irdl_definition().properties.items()
-        if getattr(definition, "default_value", None) is not None
-    }
+    defaults: dict[str, Attribute] = {}
+    for name, definition in op_type.get_irdl_definition().properties.items():
+        value = getattr(definition, "default_value", None)
+        if value is not None:
+            defaults[name] = value
+    return defaults
 
 
 class Props:

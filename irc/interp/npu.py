@@ -2,8 +2,12 @@
 
 DDR and SRAM are byte arrays (`Machine`): an `npu.view` is a numpy view of their
 bytes at its address, so a command computes in place on the memories, with the
-arithmetic of the tile level (irc/interp/tile.py): results are bit-exact with the
-`qnn` reference.
+arithmetic of the tile level (irc/interp/tile.py, irc/interp/kernels.py): results
+are bit-exact with the `qnn` reference.
+
+A stream is loaded once (`Program`): the checks and the timing below depend only on
+the stream, not on the data, so loading does them, and decodes each command into a
+step with its arrays and parameters bound; a run only computes.
 
 Commands run in program order, functionally; in time, each queue (DMA in, DMA out,
 MAC array, vector unit, host) runs its commands one after another, and a command

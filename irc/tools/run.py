@@ -41,6 +41,8 @@ from irc.tools.common import (
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
+    from irc.sim.run import Simulator
+
 TOOL = "irc-run"
 
 
@@ -133,7 +135,6 @@ def run(args: argparse.Namespace) -> int:
             f"no value for input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}",
             hint="give --input NAME=FILE.npy for each input, or --random-inputs",
         )
-    start = time.perf_counter()
     stream = _is_command_stream(module, args.entry)
     if (args.trace or args.layers) and not stream:
         raise tool_error(
@@ -142,8 +143,11 @@ def run(args: argparse.Namespace) -> int:
             hint="lower the model with lower-to-npu first",
         )
     if stream:
-        outputs = _simulate(module, inputs, args)
+        simulator = _load_stream(module, args)
+        start = time.perf_counter()
+        outputs = simulator.run(inputs)
     else:
+        start = time.perf_counter()
         outputs = run_function(module, inputs, args.entry)
     elapsed = time.perf_counter() - start
     print(f"ran @{args.entry} in {elapsed * 1000:.1f} ms")
@@ -172,11 +176,11 @@ def _is_command_stream(module: ModuleOp, entry: str) -> bool:
     return False
 
 
-def _simulate(module: ModuleOp, inputs: dict, args: argparse.Namespace) -> dict:
-    """Run a command stream on the simulator; print (and write) what it measured."""
+def _load_stream(module: ModuleOp, args: argparse.Namespace) -> Simulator:
+    """Load a command stream into the simulator; print (and write) what it measures."""
     from xdsl.dialects.func import FuncOp
 
-    from irc.sim.run import simulate, write_trace
+    from irc.sim.run import Simulator, write_trace
     from irc.targets import load_target
 
     function = next(
@@ -190,14 +194,18 @@ def _simulate(module: ModuleOp, inputs: dict, args: argparse.Namespace) -> dict:
             hint="give --target NAME|FILE (irc-target --list shows the presets)",
         )
     target = load_target(name)
-    outputs, result = simulate(module, inputs, target, args.entry)
+    start = time.perf_counter()
+    simulator = Simulator(module, target, args.entry)
+    elapsed = time.perf_counter() - start
+    print(f"loaded the command stream in {elapsed * 1000:.1f} ms (hazard checks, timing)")
+    result = simulator.report
     print(result.summary())
     if args.layers:
         print(result.layer_table())
     if args.trace is not None:
         write_trace(result, args.trace)
         print(f"wrote the trace to {args.trace}")
-    return outputs
+    return simulator
 
 
 def _compare(args: argparse.Namespace, inputs: dict, outputs: dict) -> int:
