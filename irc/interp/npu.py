@@ -249,7 +249,7 @@ class Program:
         self.steps: list[Step] = []
         self.tile = TileFunctions()
         self.returned = self._load()
-        self.cycles = self.timeline.schedule()
+        self.timeline.schedule()
 
     @property
     def events(self) -> list[Event]:

@@ -1,10 +1,12 @@
 """The interpreter of the `tile` dialect: buffers are numpy arrays, mutated in place.
 
 `tile.alloc` and `tile.to_buffer` create arrays; every other op writes its output
-buffer in place and returns nothing. The integer arithmetic is the `qnn`
-interpreter's (irc/interp/qnn.py) and irc/quantize/scheme.py's, so a tiled program
-gives the integers of the `qnn` ops it replaces: sums of products are exact (float64
-BLAS on integers below 2^53), saturated to int32, and requantized half to even.
+buffer in place and returns nothing. The integer arithmetic is that of the `qnn`
+interpreter (irc/interp/qnn.py) and irc/quantize/scheme.py, so a tiled program gives
+the integers of the `qnn` ops it replaces: sums of products are exact (float32 BLAS
+in chunks whose sums stay below 2^24, irc/interp/kernels.py), saturated to int32, and
+requantized half to even. The kernels that the simulator also runs decode their op
+once (`RequantizeTile`, `AddTile`, `MulTile`).
 
 `index` values are xDSL's runtime scalars (`IntegerAttr`s), as `scf.for` and the
 `arith` ops produce them. Errors that only the running program reveals (a copy box
