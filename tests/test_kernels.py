@@ -115,6 +115,25 @@ def test_the_integer_conv_is_exact_and_saturates_as_the_mac_command_defines(seed
     assert np.array_equal(acc, expected)
 
 
+def test_the_integer_conv_reads_strided_views_at_every_call() -> None:
+    # In the simulator every operand is a view of a memory, and need not be contiguous.
+    rng = np.random.default_rng(7)
+    memory = rng.integers(-128, 128, (2, 6, 6, 16)).astype(np.int8)
+    source = memory[0, :, :, ::2][None]  # (1, 6, 6, 8), channel stride 2
+    weights_memory = rng.integers(-128, 128, (4, 3, 3, 16)).astype(np.int8)
+    weight = weights_memory[:, :, :, 8:]  # (4, 3, 3, 8), not contiguous
+    acc_memory = np.zeros((1, 4, 4, 8), np.int32)
+    acc = acc_memory[..., ::2]
+    conv = IntegerConv(source, weight, acc, [1, 1], [1, 1], 1, 5, False)
+    for _ in range(2):
+        conv()
+        expected = reference_conv(source, weight, acc, [1, 1], [1, 1], 1, 5, False, None)
+        assert np.array_equal(acc, expected)
+        weights_memory[...] = rng.integers(-128, 128, weights_memory.shape)
+        memory[...] = rng.integers(-128, 128, memory.shape)
+    assert not acc_memory[..., 1::2].any()  # only the view is written
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_the_integer_matmul_is_exact_over_many_chunks(seed: int) -> None:
     rng = np.random.default_rng(seed)

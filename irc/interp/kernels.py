@@ -1,16 +1,18 @@
 """Exact integer convolutions and matrix products through float BLAS.
 
-An 8-bit product of sums is exact in floating point while every partial sum stays an
-integer the format represents: below 2^24 in float32, 2^53 in float64. numpy's integer
-`matmul` does not use BLAS and is slow, so `exact_product` multiplies the raw 8-bit
-values, less the input's zero point, in float32, in depth chunks short enough for
-that bound (512 when the centred inputs reach 255 in magnitude against int8 weights),
-adds the chunks in float64, and so gives the exact integer sums at BLAS speed.
+A sum of 8-bit products is exact in floating point while every partial sum stays an
+integer the format represents: up to 2^24 in float32, 2^53 in float64. numpy's
+integer `matmul` does not use BLAS and is slow, so `exact_product` multiplies the
+8-bit values, less the input's zero point, in float32, in depth chunks short enough
+for that bound (514 when the centred inputs reach 255 in magnitude against int8
+weights of at most 128), adds the chunks in float64, and so gives the exact integer
+sums at BLAS speed.
 
-`IntegerConv` and `IntegerMatmul` are the `tile.conv`/`tile.matmul` arithmetic (and an
-`npu.conv`'s/`npu.matmul`'s, with its bias fused) prepared for fixed arrays: the simulator builds one per
-command when it loads a stream, whose buffers are views of its memories at static
-addresses, and calls it on every run; the tile interpreter builds one per op it runs.
+`IntegerConv` and `IntegerMatmul` are the arithmetic of `tile.conv` and `tile.matmul`
+(and of `npu.conv` and `npu.matmul`, with their bias fused), prepared for fixed
+arrays: the simulator builds one per command when it loads a stream, whose buffers
+are views of its memories at static addresses, and calls it on every run; the tile
+interpreter builds one per op it runs.
 """
 
 from __future__ import annotations
@@ -134,13 +136,14 @@ class IntegerConv:
             group, count, out_h, out_w, kernel_h, kernel_w, group_channels
         ).transpose(1, 2, 3, 4, 5, 0, 6)
         self.matrix = np.empty((group, out_channels // group, depth), self.float)
-        self.weight_view = weight.reshape(group, out_channels // group, depth)
+        # The weights are copied in their own shape: a strided weight view is no copy.
+        self.matrix_as_weight = self.matrix.reshape(weight.shape)
         self.positions = positions
 
     def __call__(self) -> None:
         """Compute the conv into the accumulator."""
         np.subtract(self.windows, self.offset, out=self.gathered, casting="unsafe")
-        np.copyto(self.matrix, self.weight_view, casting="unsafe")
+        np.copyto(self.matrix_as_weight, self.weight, casting="unsafe")
         sums = exact_product(self.columns, self.matrix.transpose(0, 2, 1), self.chunk)
         if self.group > 1:  # (group, positions, O/group) -> (positions, O)
             sums = sums.transpose(1, 0, 2)
