@@ -225,6 +225,29 @@ def compile_to_npu(text: str, pipeline: str = "plan-tiles,lower-to-tile,lower-to
     return module
 
 
+def test_streamed_weights_split_each_layers_first_step_and_stay_bit_exact() -> None:
+    """Two convs (40 then 24 output channels, with bias and relu): each layer's first
+    step starts on one MAC-array width of its weights, in commands of 16, 16 and 8
+    channels (then 16 and 8), its requantize on the vector unit; every later step is
+    one command with its stage fused."""
+    rng = np.random.default_rng(5)
+    shape = (1, 12, 12, 16)
+    x_type = qtype(shape, 0.1, -3)
+    first = conv(rng, "a", "x", x_type, shape, 40, tile=(4, 12, 40, 16))
+    second = conv(rng, "y", "a", first.output_type, first.output_shape, 24, tile=(6, 12, 24, 40))
+    text = program([("x", x_type)], first.lines + second.lines, [("y", second.output_type)])
+    x = int8(rng, shape)
+    expected = run_function(parse(text), [x])
+    outputs, report = simulate(compile_to_npu(text), [x], NPU_DEMO)
+    assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
+    macs = [event for event in report.events if event.op.name == "npu.conv"]
+    assert len(macs) == (3 + 2) + (2 + 1)  # split first steps, then one per tile
+    channels = [event.op.operands[2].type.get_shape()[-1] for event in macs]  # type: ignore[attr-defined]
+    assert channels == [16, 16, 8, 40, 40, 16, 8, 24]
+    names = [event.op.name for event in report.events]
+    assert names.count("npu.requantize") == 2
+
+
 def test_double_buffering_is_at_least_1_5x_faster_on_a_dma_heavy_layer() -> None:
     """A 3x3 conv of 28x28x32 to 32 channels in tiles of 2 rows: each tile loads
     4 x 28 x 32 bytes and stores 2 x 28 x 32, as long as the array takes for it."""
@@ -402,17 +425,25 @@ WORKED_EXAMPLE = """func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32,
 }"""
 
 
-def test_the_worked_example_simulates_as_planned() -> None:
-    """DESIGN.md's conv: 225,792 cycles of MACs; the planner estimates 244,140 with
-    the first loads and the last store exposed; the simulation agrees within 2%."""
+def test_the_worked_example_simulates_within_5_percent_of_the_macs_alone() -> None:
+    """DESIGN.md's conv: 225,792 cycles of MACs. The planner takes tiles of 3 rows and
+    estimates 237,836; the simulation agrees within 2%, and within 5% of the hand
+    count (issue 8): the first tile starts on 16 output channels' weights while the
+    rest stream in behind it."""
     x = int8(np.random.default_rng(23), (1, 56, 56, 32))
     expected = run_function(parse(WORKED_EXAMPLE), [x])
-    outputs, report = simulate(compile_to_npu(WORKED_EXAMPLE), [x], NPU_DEMO)
+    module = compile_to_npu(WORKED_EXAMPLE)
+    outputs, report = simulate(module, [x], NPU_DEMO)
     assert np.array_equal(outputs["output_0"], expected["output_0"])
-    assert report.total.busy["mac"] == 226_176  # 12 tiles of the plan, fill and drain included
-    assert abs(report.cycles - 244_140) <= 0.02 * 244_140
-    assert report.cycles <= 1.10 * 225_792
-    assert (report.total.ddr_read, report.total.ddr_written) == (158_720, 200_704)
+    # 19 tiles (18 of 3 rows, one of 2) and the first one split in 4 by output channels.
+    names = [event.op.name for event in report.events]
+    assert names.count("npu.conv") == 19 + 3 and names.count("npu.requantize") == 1
+    assert report.total.busy["mac"] == 226_400 + 3 * 32
+    assert report.total.busy["vector"] == 3 * 56 * 64 // 16
+    assert abs(report.cycles - 237_836) <= 0.02 * 237_836
+    assert report.cycles <= 1.05 * 225_792
+    assert report.cycles == 236_940
+    assert (report.total.ddr_read, report.total.ddr_written) == (183_808, 200_704)
 
 
 def test_the_trace_has_one_track_per_engine() -> None:

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
@@ -121,6 +122,38 @@ class _Pending:
     output: SSAValue | None = None
     reads: list[View] = field(default_factory=list)
     writes: list[View] = field(default_factory=list)
+    streamed: _Streamed | None = None
+    """Set when the step starts on part of its weights (see `StreamLowering.mac`)."""
+
+
+@dataclass
+class _Dma:
+    """A DMA held back to be emitted later (`StreamLowering.copy`)."""
+
+    source: View | None
+    dest: View | None
+    frame: View | None
+    pad: Attribute | None
+    location: Attribute
+    element: Attribute
+
+    def emit(self, lowering: StreamLowering) -> None:
+        lowering.emit_dma(self.source, self.dest, self.frame, self.pad, self.location, self.element)
+
+
+@dataclass
+class _Streamed:
+    """A conv step split by output channels, to start on its first weight chunk."""
+
+    chunk: int
+    """Output channels per command."""
+    source: View
+    weight: Slot
+    acc: Slot
+    bias: Slot | None = None
+    requantize: tile.RequantizeOp | None = None
+    params: Slot | None = None
+    output: Slot | None = None
 
 
 class StreamLowering:
@@ -151,6 +184,14 @@ class StreamLowering:
         self.host_ops: list[Operation] = []
         self.reads: list[tuple[SSAValue, Slot]] = []
         self.pending: _Pending | None = None
+        # Weight copies streamed in chunks: the copies done so, and per SRAM slot the
+        # chunks not yet emitted (they follow the step's other loads).
+        self.streamed_copies: set[Operation] = set()
+        self.deferred: dict[tuple[str, tuple[int, ...]], list[_Dma]] = {}
+        # While a step's weights stream in: the buffers its first commands read, and
+        # the loads they do not need, held until the weights' last chunk is on its way.
+        self.streaming_inputs: set[SSAValue] = set()
+        self.held: list[_Dma] = []
         self._layout()
         self.board = Scoreboard(
             {DDR: self.ddr_end_planned, SRAM: target.sram.size_bytes}, self.weights_bytes
@@ -286,6 +327,8 @@ class StreamLowering:
         self.walk(list(self.block.ops))
         self.flush_pending()
         self.flush_host()
+        for key in list(self.deferred):
+            self._flush_deferred(key)
         self._finish()
         return self.stats
 
@@ -368,6 +411,8 @@ class StreamLowering:
             case _ if op.dialect_name() == "tile":
                 self.flush_pending()
                 self.flush_host()
+                for key in list(self.deferred):
+                    self._flush_deferred(key)
                 self.vector(op)
             case ConstantOp() | QConstantOp():
                 self.env[op.results[0]] = op
@@ -557,21 +602,86 @@ class StreamLowering:
             counts.append(last - first + 1)
             starts.append(first * factor - offset)
         whole_box = not empty and all(f == 1 for f in factors) and counts == list(sizes)
+        self._flush_deferred(dest.key)
         if _covers(dest, sizes):
             self.renew(dest)
         frame = None if whole_box else self.box(dest, dest_offsets, sizes)
         if empty:
             self.emit_dma(None, None, frame, props.attr("pad"), op.location, dest.element)
             return
+        chunk = self._weight_chunk(op, dest) if whole_box and _covers(dest, sizes) else 0
+        if chunk:
+            # The first chunk now; the rest after the step's other loads (`mac`).
+            self.streamed_copies.add(op)
+            pieces = [
+                _Dma(
+                    self.box(source, [firsts[0] + start, *firsts[1:]], [n, *counts[1:]]),
+                    self.box(dest, [start, *dest_offsets[1:]], [n, *counts[1:]]),
+                    None,
+                    None,
+                    op.location,
+                    dest.element,
+                )
+                for start, n in _chunks(counts[0], chunk)
+            ]
+            self.deferred[dest.key] = pieces[1:]
+            self.streaming_inputs = {
+                value
+                for use in op.dest.uses
+                if isinstance(use.operation, tile.ConvOp) and use.index == 1
+                for value in _chunk_inputs(use.operation)
+            }
+            pieces[0].emit(self)
+            return
         source_view = self.box(source, firsts, counts)
         dest_view = self.box(dest, [d + s for d, s in zip(dest_offsets, starts)], counts, factors)
-        self.emit_dma(source_view, dest_view, frame, props.attr("pad"), op.location, dest.element)
+        dma = _Dma(source_view, dest_view, frame, props.attr("pad"), op.location, dest.element)
+        if self.deferred and dest.space == SRAM and op.dest not in self.streaming_inputs:
+            self.held.append(dma)  # a load the streamed step's first commands do not read
+        else:
+            dma.emit(self)
+
+    def _weight_chunk(self, op: tile.CopyOp, dest: Slot) -> int:
+        """Output channels per chunk if this copy loads a conv's weights in chunks the
+        first time it runs (0: in one piece).
+
+        A conv's first step would otherwise wait for all of its weights: loaded one
+        MAC-array width of output channels at a time, the step starts on the first
+        chunk while the others arrive (the step is split to match, `mac`).
+        """
+        if op in self.streamed_copies or dest.space != SRAM or len(dest.shape) != 4:
+            return 0
+        consumers = [
+            use.operation
+            for use in op.dest.uses
+            if isinstance(use.operation, tile.ConvOp) and use.index == 1
+        ]
+        if not consumers or not all(_streamable(conv) for conv in consumers):
+            return 0
+        chunk = self.target.mac_array.columns
+        chunk_bytes = chunk * math.prod(dest.shape[1:]) * dest.dtype.itemsize
+        if dest.shape[0] <= chunk or chunk_bytes % self.target.sram.alignment_bytes:
+            return 0
+        return chunk
+
+    def _flush_deferred(self, key: tuple[str, tuple[int, ...]]) -> None:
+        """Emit the weight chunks still held for the SRAM slot `key`, then the loads
+        held behind them."""
+        if key not in self.deferred:
+            return
+        for dma in [*self.deferred.pop(key), *self.held]:
+            dma.emit(self)
+        self.held = []
 
     def mac(self, op: tile.ConvOp | tile.MatmulOp) -> None:
         """A conv or matmul step: held until its output stage (bias, requantize) joins it."""
         slots = [self.slot(v) for v in op.operands]
         acc = slots[2]
         accumulate = op.props().bool("accumulate")
+        # Weights arriving in chunks: the rest of them follow the step's other loads,
+        # and the step is split to start on the first chunk (`_emit_streamed`).
+        streamed = slots[1].key in self.deferred
+        self._flush_deferred(slots[1].key)
         views = [self.whole(s) for s in slots[:2]]
         if not accumulate:
             self.renew(acc)
@@ -587,6 +697,9 @@ class StreamLowering:
             reads=[*views, *([acc_view] if accumulate else [])],
             writes=[acc_view],
         )
+        if streamed and isinstance(op, tile.ConvOp) and _streamable(op):
+            chunk = self.target.mac_array.columns
+            self.pending.streamed = _Streamed(chunk, views[0], slots[1], acc)
 
     def _joins_stage(self, acc: SSAValue) -> bool:
         pending = self.pending
@@ -602,6 +715,8 @@ class StreamLowering:
         view = self.whole(bias)
         self.pending.bias = self.view(view, bias.element)
         self.pending.reads.append(view)
+        if self.pending.streamed is not None:
+            self.pending.streamed.bias = bias
 
     def stage_requantize(self, op: tile.RequantizeOp) -> None:
         """The requantize of the pending MAC command's output stage; emits the command."""
@@ -621,6 +736,9 @@ class StreamLowering:
                 pending.properties[name] = value
         if props.int("input_zero_point"):
             raise error("lower-to-npu: a MAC output stage with an input zero point", op)
+        if pending.streamed is not None:
+            pending.streamed.requantize, pending.streamed.params = op, params
+            pending.streamed.output = output
         self.flush_pending()
 
     def stage_clamp(self, op: tile.ClampOp) -> None:
@@ -640,6 +758,8 @@ class StreamLowering:
         if pending is None:
             return
         self.pending = None
+        if pending.streamed is not None and self._emit_streamed(pending, pending.streamed):
+            return
         stage = [pending.bias, pending.params, pending.output]
         operands = [*pending.operands, *[v for v in stage if v is not None]]
         properties = dict(pending.properties)
@@ -649,6 +769,51 @@ class StreamLowering:
         op = pending.kind.create(operands=operands, properties=properties)
         op.location = pending.location  # type: ignore[assignment]
         self.command(op, pending.reads, pending.writes)
+
+    def _emit_streamed(self, pending: _Pending, streamed: _Streamed) -> bool:
+        """Emit a conv step as one command per chunk of output channels (each on its
+        slice of the weights, of the accumulator and of the bias), then its
+        requantize as one vector command: an 8-bit output slice would not be aligned.
+        False (nothing emitted) when a slice would not be aligned either."""
+        alignment = self.target.sram.alignment_bytes
+        weight, acc, bias = streamed.weight, streamed.acc, streamed.bias
+        pieces = []
+        for start, count in _chunks(acc.shape[-1], streamed.chunk):
+            views = [
+                self.box(weight, [start, 0, 0, 0], [count, *weight.shape[1:]]),
+                self.box(acc, [0, 0, 0, start], [*acc.shape[:3], count]),
+            ]
+            if bias is not None:
+                views.append(self.box(bias, [start], [count]))
+            if any(view.address % alignment for view in views):
+                return False
+            pieces.append(views)
+        stage = ("output_zero_point", "clamp_min", "clamp_max")
+        properties = {k: v for k, v in pending.properties.items() if k not in stage}
+        properties[tile.SEGMENTS] = DenseArrayBase.from_list(
+            i32, [1, 1, 1, int(bias is not None), 0, 0]
+        )
+        source = pending.operands[0]
+        for views in pieces:
+            slots = [weight, acc, *([bias] if bias is not None else [])]
+            operands = [source, *(self.view(v, slot.element) for v, slot in zip(views, slots))]
+            conv = npu.ConvOp.create(operands=operands, properties=dict(properties))
+            conv.location = pending.location  # type: ignore[assignment]
+            reads = [streamed.source, views[0], *views[2:]]
+            self.command(conv, reads, [views[1]])
+        requantize = streamed.requantize
+        if requantize is not None:
+            assert streamed.params is not None and streamed.output is not None
+            assert pending.params is not None and pending.output is not None
+            acc_view = self.whole(acc)
+            params_view, output_view = self.whole(streamed.params), self.whole(streamed.output)
+            vector = npu.RequantizeOp.create(
+                operands=[pending.operands[2], pending.params, pending.output],
+                properties=dict(requantize.properties),
+            )
+            vector.location = requantize.location
+            self.command(vector, [acc_view, params_view], [output_view])
+        return True
 
     VECTOR: ClassVar[dict[type[Operation], type[npu.Command]]] = {
         tile.FillOp: npu.FillOp,
@@ -821,4 +986,29 @@ def _slot(space: str, addresses: tuple[int, ...], buffer_type: MemRefType) -> Sl
         tuple(buffer_type.get_shape()),
         weights.dtype_of(buffer_type.element_type),
         buffer_type.element_type,
+    )
+
+
+def _chunks(total: int, size: int) -> list[tuple[int, int]]:
+    """(start, count) of consecutive pieces of `size` covering `total`."""
+    return [(start, min(size, total - start)) for start in range(0, total, size)]
+
+
+def _chunk_inputs(conv: tile.ConvOp) -> list[SSAValue]:
+    """What the commands of a streamed conv step read besides its weights: the input
+    box and the bias its output stage adds."""
+    biases = [
+        use.operation.bias for use in conv.acc.uses if isinstance(use.operation, tile.BiasAddOp)
+    ]
+    return [conv.input, *biases]
+
+
+def _streamable(conv: tile.ConvOp) -> bool:
+    """Whether a conv step can be split by output channels (`StreamLowering.mac`):
+    an integer conv of one group that starts its accumulator."""
+    props = conv.props()
+    return (
+        (props.int("group") or 1) == 1
+        and not props.bool("accumulate")
+        and isinstance(tile.element_of(conv.acc), IntegerType)
     )

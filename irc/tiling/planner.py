@@ -71,6 +71,10 @@ ACCUMULATOR_BYTES = 4
 """int32 partial sums (float32 for an unquantized layer)."""
 
 
+STREAMED_OPS = ("qnn.conv", "qnn.conv_transpose")
+"""The layers whose first weights the command stream can stream (`tile.conv` steps)."""
+
+
 class TilingError(Exception):
     """A layer that cannot be tiled for the target (too little SRAM, a bad forced tile)."""
 
@@ -800,13 +804,39 @@ class _Model:
             return 1
         return layer.depth_per_group if layer.groups > 1 else layer.in_c
 
+    def streams_weights(self, tile: Tile) -> bool:
+        """Whether the command stream loads the first weights of this plan in chunks
+        of the MAC array's width, the first step split to start on the first chunk
+        (irc/stream/lowering.py: an integer conv of one group whose weights hold the
+        whole depth, in chunks that keep SRAM alignment)."""
+        layer = self.layer
+        columns = self.target.mac_array.columns
+        taps = layer.kernel[0] * layer.kernel[1]
+        chunk_bytes = columns * taps * tile.depth * layer.weight_bytes
+        return (
+            layer.op in STREAMED_OPS
+            and layer.quantized
+            and layer.groups == 1
+            and tile.depth == self.full_depth
+            and tile.channels > columns
+            and chunk_bytes % self.alignment == 0
+        )
+
     def first_and_last(self, tile: Tile) -> tuple[int, int]:
         """Cycles of the first tile's loads and of the last tile's store (the last
-        tile is the remainder along each dimension)."""
+        tile is the remainder along each dimension), which nothing overlaps."""
         layer = self.layer
         channels = self.input_channels(tile)
         first = self.input_dma(tile.rows, tile.columns, channels)[0]
-        if layer.has_weights:
+        if self.streams_weights(tile):
+            # The first step starts on one chunk of the weights; its requantize runs on
+            # the vector unit, which the next step (the same accumulator) waits for.
+            columns = self.target.mac_array.columns
+            first += self.weight_dma(columns, tile.depth)[0]
+            first += (
+                tile.rows * tile.columns * math.ceil(tile.channels / self.target.vector_unit.lanes)
+            )
+        elif layer.has_weights:
             first += self.weight_dma(tile.channels, tile.depth)[0]
         rows, columns, out_channels = (
             _splits(total, size)[-1][0]
@@ -818,6 +848,26 @@ class _Model:
         )
         last = self.output_dma(rows, columns, out_channels)[0]
         return first, last
+
+    def store_backlog(self, tile: Tile) -> int:
+        """Cycles the store of the tile before the last still runs after the last
+        tile's compute (it began when its own compute ended, as the last tile's began;
+        a short last tile does not hide it). It counts when compute bounds the layer:
+        otherwise the DDR's time, every store included, already does."""
+        layer = self.layer
+        rows, columns, out_channels = (
+            _splits(total, size)[-1][0]
+            for total, size in (
+                (layer.out_h, tile.rows),
+                (layer.out_w, tile.columns),
+                (layer.out_c, tile.channels),
+            )
+        )
+        if (rows, columns, out_channels) == (layer.out_h, layer.out_w, layer.out_c):
+            return 0
+        previous = self.output_dma(tile.rows, tile.columns, tile.channels)[0]
+        compute = self.compute_cycles(rows, columns, out_channels, self.full_depth)
+        return max(previous - compute, 0)
 
     @cached_property
     def lower_bound(self) -> int:
@@ -860,6 +910,8 @@ class _Model:
                 # compute, but not each other.
                 first, last = self.first_and_last(tile)
                 cycles = max(cost.compute, cost.load + cost.store) + first + last
+                if cost.compute >= cost.load + cost.store:
+                    cycles += self.store_backlog(tile)
             else:
                 cycles = cost.compute + cost.load + cost.store
             counts = (

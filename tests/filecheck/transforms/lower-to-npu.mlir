@@ -65,3 +65,63 @@ func.func @main(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1
   %y = qnn.requantize %acc {multiplier = [1073741824], shift = [3]} : (tensor<1x8x8x16xi32>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.2:2>>
   func.return %y : tensor<1x8x8x16x!quant.uniform<i8:f32, 0.2:2>>
 }
+
+// -----
+
+// Streamed weights: a 1x1 conv of an 8x8x16 map to 32 channels with a bias, in two
+// tiles of 4 rows (forced). The weights arrive a MAC-array width (16 output channels,
+// 256 bytes) at a time, so the first step does not wait for all of them:
+// - the first chunk, the bias and the input box; then the second chunk and the
+//   requantization pairs, which the first commands do not read;
+// - the first step is one conv per chunk, each on its slice of the weights, of the
+//   int32 accumulator (16 x 4 bytes: 64-byte aligned) and of the bias; each waits
+//   only for its own chunk (token 0, then token 1);
+// - its requantize runs on the vector unit (an 8-bit output slice of 16 channels
+//   would not be aligned), after both convs and the pairs; the second step is one conv
+//   with its output stage fused, which waits for its box and for the vector unit to
+//   have read the accumulator.
+// CHECK-LABEL: func.func @streamed
+// CHECK:         %[[W0:.*]] = npu.view sram[131072] : memref<16x1x1x16xi8, "sram">
+// CHECK:         %[[W1:.*]] = npu.view sram[131328] : memref<16x1x1x16xi8, "sram">
+// CHECK:         %[[WS:.*]] = npu.view sram[131072] : memref<32x1x1x16xi8, "sram">
+// CHECK-NEXT:    %[[ACC:.*]] = npu.view sram[393984] : memref<1x4x8x32xi32, "sram">
+// CHECK:         %[[ACC0:.*]] = npu.view sram[393984] : memref<1x4x8x16xi32, strided<[1024, 256, 32, 1]>, "sram">
+// CHECK-NEXT:    %[[B0:.*]] = npu.view sram[393216] : memref<16xi32, "sram">
+// CHECK-NEXT:    %[[ACC1:.*]] = npu.view sram[394048] : memref<1x4x8x16xi32, strided<[1024, 256, 32, 1]>, "sram">
+// CHECK-NEXT:    %[[B1:.*]] = npu.view sram[393280] : memref<16xi32, "sram">
+// CHECK:         npu.dma %{{.*}} to %[[W0]] :
+// CHECK-NEXT:    npu.dma %{{.*}} to %[[B:.*]] : memref<32xi32, "ddr">, memref<32xi32, "sram">
+// CHECK-NEXT:    npu.dma %{{.*}} to %[[BOX0:.*]] : memref<1x4x8x16xi8, strided<[1024, 128, 16, 1]>, "ddr">, memref<1x4x8x16xi8, "sram">
+// CHECK-NEXT:    npu.signal {queue = "dma_in", token = 0}
+// CHECK-NEXT:    npu.dma %{{.*}} to %[[W1]] :
+// CHECK-NEXT:    npu.signal {queue = "dma_in", token = 1}
+// CHECK-NEXT:    npu.dma %{{.*}} to %[[P:.*]] : memref<32x2xi32, "ddr">, memref<32x2xi32, "sram">
+// CHECK-NEXT:    npu.signal {queue = "dma_in", token = 2}
+// CHECK-NEXT:    npu.wait {queue = "mac", token = 0}
+// CHECK-NEXT:    npu.conv %[[BOX0]], %[[W0]], %[[ACC0]] bias %[[B0]] {input_zero_point = -3}
+// CHECK-NEXT:    npu.wait {queue = "mac", token = 1}
+// CHECK-NEXT:    npu.conv %[[BOX0]], %[[W1]], %[[ACC1]] bias %[[B1]] {input_zero_point = -3}
+// CHECK-NEXT:    npu.signal {queue = "mac", token = 3}
+// CHECK-NEXT:    npu.wait {queue = "vector", token = 2}
+// CHECK-NEXT:    npu.wait {queue = "vector", token = 3}
+// CHECK-NEXT:    npu.requantize %[[ACC]], %[[P]], %[[OUT0:.*]] {output_zero_point = 2} : memref<1x4x8x32xi32, "sram">, memref<32x2xi32, "sram">, memref<1x4x8x32xi8, "sram">
+// CHECK-NEXT:    npu.signal {queue = "vector", token = 4}
+// CHECK-NEXT:    npu.wait {queue = "dma_out", token = 4}
+// CHECK-NEXT:    npu.dma %[[OUT0]] to
+// CHECK-NEXT:    npu.dma %{{.*}} to %[[BOX1:.*]] :
+// CHECK-NEXT:    npu.signal {queue = "dma_in", token = 5}
+// CHECK-NEXT:    npu.wait {queue = "mac", token = 5}
+// CHECK-NEXT:    npu.wait {queue = "mac", token = 4}
+// CHECK-NEXT:    npu.conv %[[BOX1]], %[[WS]], %[[ACC]] bias %[[B]] requantize %[[P]] into %{{.*}} {input_zero_point = -3, output_zero_point = 2}
+// CHECK-NOT:     npu.requantize
+// CHECK:         npu.end
+// expected-remark @+3 {{plan-tiles: 1 layers}}
+// expected-remark @+2 {{lower-to-tile: 1 layers tiled (qnn.conv x1), 1 loop bodies}}
+// expected-remark @+1 {{lower-to-npu: 12 commands, 7 signals, 8 waits, 0 host calls, 3968 bytes of DDR}}
+func.func @streamed(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x8x8x32x!quant.uniform<i8:f32, 0.2:2>> {
+  %w = qnn.constant dense<1> : tensor<32x1x1x16xi8> to tensor<32x1x1x16x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %b = qnn.constant dense<5> : tensor<32xi32> to tensor<32x!quant.uniform<i32:f32, 0.001>>
+  %acc = qnn.conv %x, %w, %b {layout = "nhwc", irc.tile_sizes = array<i64: 4, 8, 32, 16>} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>, tensor<32x1x1x16x!quant.uniform<i8<-127:127>:f32, 0.01>>, tensor<32x!quant.uniform<i32:f32, 0.001>>) -> tensor<1x8x8x32xi32>
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [3]} : (tensor<1x8x8x32xi32>) -> tensor<1x8x8x32x!quant.uniform<i8:f32, 0.2:2>>
+  func.return %y : tensor<1x8x8x32x!quant.uniform<i8:f32, 0.2:2>>
+}
