@@ -166,13 +166,13 @@ class Scoreboard:
         for region in read_regions:
             if region is None:
                 continue
-            writers = _latest(region.writers)
+            writers = _latest(region.writers, others)
             for other in others:
                 if writers[other] > clock[other]:
                     found.append(Conflict("reads data written by", other, writers[other]))
         for region in write_regions:
             assert region is not None  # a write into the weights region raised
-            writers, readers = _latest(region.writers), _latest(region.readers)
+            writers, readers = _latest(region.writers, others), _latest(region.readers, others)
             for other in others:
                 if writers[other] > clock[other]:
                     found.append(Conflict("overwrites data written by", other, writers[other]))
@@ -225,6 +225,10 @@ class Scoreboard:
         return region
 
 
-def _latest(indices: np.ndarray) -> list[int]:
-    """Per queue (the first axis), the largest command index over a region's bytes."""
-    return np.max(indices, axis=tuple(range(1, indices.ndim)), initial=0).tolist()
+def _latest(indices: np.ndarray, queues: Sequence[int]) -> dict[int, int]:
+    """For each of `queues` (the first axis), the largest command index over a
+    region's bytes: one reduction for all queues when there are several."""
+    if len(queues) == 1:
+        return {queues[0]: int(indices[queues[0]].max(initial=0))}
+    values = np.max(indices, axis=tuple(range(1, indices.ndim)), initial=0).tolist()
+    return {queue: values[queue] for queue in queues}

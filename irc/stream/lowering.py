@@ -15,6 +15,11 @@ static addresses:
 - **MAC commands**: a `tile.conv` or `tile.matmul` with the `tile.bias_add` and
   `tile.requantize` (or float `tile.clamp`) that finish its accumulator becomes one
   `npu.conv` or `npu.matmul` with that output stage; the vector ops map one to one.
+- **streamed weights**: the first time a conv's weights are loaded whole, their DMA
+  is cut into chunks of a MAC-array width of output channels, the first one at once
+  and the rest behind the step's input box; the step becomes one command per chunk
+  (on slices of the weights, accumulator and bias), its requantize a vector command,
+  so the array starts on the first chunk instead of waiting for all of them.
 - **double buffering**: an SRAM buffer with an `alternate` copy changes copies each
   time a command writes it whole (a new tile), so the next tile's loads go to the
   other copy while this one's compute reads the first;

@@ -29,8 +29,10 @@ For a tile, the model counts (docs/tiling.md gives the formulas):
   pixel, ceil(channels / lanes) per tap or input.
 - **Time**: double buffered, DMA overlaps compute, so the layer takes the longer of
   its total compute and its total DMA (loads and stores share the DDR's bandwidth),
-  plus the first tile's loads and the last tile's store, which nothing overlaps;
-  single buffered, the sum.
+  plus the first tile's loads and the last tile's store, which nothing overlaps (of
+  weights the stream loads in chunks, `streams_weights`, the first chunk only), and,
+  when compute bounds the layer, the part of the last full tile's store that a short
+  last tile does not hide; single buffered, the sum.
 
 `plan_layer` evaluates candidate tiles and keeps the fastest that fits (ties: less
 DDR traffic, then less SRAM, then the larger tile), trying double buffering first.
