@@ -332,8 +332,7 @@ class StreamLowering:
         self.walk(list(self.block.ops))
         self.flush_pending()
         self.flush_host()
-        for key in list(self.deferred):
-            self._flush_deferred(key)
+        self._flush_all_deferred()
         self._finish()
         return self.stats
 
@@ -416,17 +415,18 @@ class StreamLowering:
             case _ if op.dialect_name() == "tile":
                 self.flush_pending()
                 self.flush_host()
-                for key in list(self.deferred):
-                    self._flush_deferred(key)
+                self._flush_all_deferred()
                 self.vector(op)
             case ConstantOp() | QConstantOp():
                 self.env[op.results[0]] = op
             case ReturnOp():
                 self.flush_pending()
+                self._flush_all_deferred()
                 self.flush_host()
                 self.returned(op)
             case _:
                 self.flush_pending()
+                self._flush_all_deferred()  # nothing is held past a host op
                 self.host_ops.append(op)
 
     # ---- buffers ------------------------------------------------------------------------
@@ -669,6 +669,12 @@ class StreamLowering:
             return 0
         return chunk
 
+    def _flush_all_deferred(self) -> None:
+        """Emit every held chunk and load: only loads and the streamed conv itself
+        may pass them."""
+        for key in list(self.deferred):
+            self._flush_deferred(key)
+
     def _flush_deferred(self, key: tuple[str, tuple[int, ...]]) -> None:
         """Emit the weight chunks still held for the SRAM slot `key`, then the loads
         held behind them."""
@@ -686,7 +692,7 @@ class StreamLowering:
         # Weights arriving in chunks: the rest of them follow the step's other loads,
         # and the step is split to start on the first chunk (`_emit_streamed`).
         streamed = slots[1].key in self.deferred
-        self._flush_deferred(slots[1].key)
+        self._flush_all_deferred()
         views = [self.whole(s) for s in slots[:2]]
         if not accumulate:
             self.renew(acc)
