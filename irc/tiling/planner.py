@@ -840,16 +840,19 @@ class _Model:
             )
         elif layer.has_weights:
             first += self.weight_dma(tile.channels, tile.depth)[0]
-        rows, columns, out_channels = (
-            _splits(total, size)[-1][0]
-            for total, size in (
-                (layer.out_h, tile.rows),
-                (layer.out_w, tile.columns),
-                (layer.out_c, tile.channels),
-            )
-        )
+        rows, columns, out_channels = self.last_tile(tile)
         last = self.output_dma(rows, columns, out_channels)[0]
         return first, last
+
+    def last_tile(self, tile: Tile) -> tuple[int, int, int]:
+        """Rows, columns and output channels of the last tile (the remainder along
+        each dimension)."""
+        layer = self.layer
+        return (
+            _splits(layer.out_h, tile.rows)[-1][0],
+            _splits(layer.out_w, tile.columns)[-1][0],
+            _splits(layer.out_c, tile.channels)[-1][0],
+        )
 
     def store_backlog(self, tile: Tile) -> int:
         """Cycles the store of the tile before the last still runs after the last
@@ -857,14 +860,7 @@ class _Model:
         a short last tile does not hide it). It counts when compute bounds the layer:
         otherwise the DDR's time, every store included, already does."""
         layer = self.layer
-        rows, columns, out_channels = (
-            _splits(total, size)[-1][0]
-            for total, size in (
-                (layer.out_h, tile.rows),
-                (layer.out_w, tile.columns),
-                (layer.out_c, tile.channels),
-            )
-        )
+        rows, columns, out_channels = self.last_tile(tile)
         if (rows, columns, out_channels) == (layer.out_h, layer.out_w, layer.out_c):
             return 0
         previous = self.output_dma(tile.rows, tile.columns, tile.channels)[0]
