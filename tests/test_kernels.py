@@ -197,3 +197,10 @@ def test_fixed_point_multiply_rounds_half_to_even_exactly(shift: int) -> None:
             got = scheme.fixed_point_multiply(np.array(values, dtype), multiplier, shift)
             expected = [rounding_reference(v, multiplier, shift) for v in values]
             assert got.tolist() == expected
+
+
+def test_fixed_point_multiply_refuses_values_outside_int32_of_any_dtype() -> None:
+    # int32 inputs skip the range check by their type; uint32 and int64 ones do not.
+    for values in (np.array([2**32 - 1], np.uint32), np.array([2**31], np.int64)):
+        with pytest.raises(ValueError, match="outside the int32 range"):
+            scheme.fixed_point_multiply(values, scheme.MULTIPLIER_MIN, 0)

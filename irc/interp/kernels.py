@@ -101,7 +101,7 @@ class IntegerConv:
         bias: np.ndarray | None = None,
     ) -> None:
         self.weight, self.acc, self.bias = weight, acc, bias
-        self.zero_point, self.accumulate, self.group = input_zero_point, accumulate, group
+        self.accumulate, self.group = accumulate, group
         out_channels, kernel_h, kernel_w, group_channels = weight.shape
         count, out_h, out_w, _ = acc.shape
         # The zero point is subtracted as the windows are gathered.
@@ -166,7 +166,7 @@ class IntegerMatmul:
         bias: np.ndarray | None = None,
     ) -> None:
         self.lhs, self.rhs, self.acc, self.bias = lhs, rhs, acc, bias
-        self.zero_point, self.trans_b, self.accumulate = a_zero_point, trans_b, accumulate
+        self.trans_b, self.accumulate = trans_b, accumulate
         info = np.iinfo(lhs.dtype)
         largest = max(abs(info.min - a_zero_point), abs(info.max - a_zero_point))
         largest *= magnitude(rhs.dtype)

@@ -589,18 +589,7 @@ _VECTOR_COSTS: dict[type[Operation], VectorCost] = {
 """Of each vector command: what it reads and writes, and its cycles per output
 element (per window tap or input)."""
 
-_TILE_OPS: dict[type[Operation], type[Operation]] = {
-    npu.FillOp: tile.FillOp,
-    npu.PoolOp: tile.PoolOp,
-    npu.RequantizeOp: tile.RequantizeOp,
-    npu.AddOp: tile.AddOp,
-    npu.MulOp: tile.MulOp,
-    npu.AddFOp: tile.AddFOp,
-    npu.MulFOp: tile.MulFOp,
-    npu.ClampOp: tile.ClampOp,
-    npu.TransposeOp: tile.TransposeOp,
-    npu.LutOp: tile.LutOp,
-}
+_TILE_OPS = {command: tile_op for tile_op, command in npu.VECTOR_COMMANDS.items()}
 """The tile op whose interpreter kernel runs each vector command."""
 
 _PREPARED: dict[type[Operation], Callable[[Any], Callable[..., None]]] = {

@@ -122,7 +122,7 @@ def _along(values: int | Sequence[int] | np.ndarray, axis: int | None, ndim: int
 
 
 def _check_int32(accumulator: np.ndarray) -> None:
-    if accumulator.dtype.itemsize <= 4:  # int32 or narrower: in range by its type
+    if np.can_cast(accumulator.dtype, np.int32):  # in range by its type
         return
     if accumulator.size and (accumulator.min() < INT32_MIN or accumulator.max() > INT32_MAX):
         raise ValueError("requantization input is outside the int32 range")

@@ -39,7 +39,6 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -826,23 +825,9 @@ class StreamLowering:
             self.command(vector, [acc_view, params_view], [output_view])
         return True
 
-    VECTOR: ClassVar[dict[type[Operation], type[npu.Command]]] = {
-        tile.FillOp: npu.FillOp,
-        tile.PoolOp: npu.PoolOp,
-        tile.RequantizeOp: npu.RequantizeOp,
-        tile.AddOp: npu.AddOp,
-        tile.MulOp: npu.MulOp,
-        tile.ClampOp: npu.ClampOp,
-        tile.AddFOp: npu.AddFOp,
-        tile.MulFOp: npu.MulFOp,
-        tile.TransposeOp: npu.TransposeOp,
-        tile.LutOp: npu.LutOp,
-    }
-    """Vector-unit ops: their tile op and the command of the same fields."""
-
     def vector(self, op: Operation) -> None:
         """A vector-unit op: its command on the same fields, at the views' addresses."""
-        kind = self.VECTOR.get(type(op))
+        kind = npu.VECTOR_COMMANDS.get(type(op))
         if kind is None:
             raise error(f"lower-to-npu: {op.name} has no command", op)
         buffers = [v for v in op.operands if isinstance(v.type, MemRefType)]
