@@ -15,6 +15,16 @@ from types import TracebackType
 from typing import BinaryIO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+"""The process's umask, read once at import (reading it means setting it)."""
+
+
 class StagedOutputs:
     """Stage files, then commit them all by renaming; on error, remove the stages.
 
@@ -31,6 +41,8 @@ class StagedOutputs:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
+            # mkstemp makes the file private (0600); the output gets a new file's usual mode.
+            os.fchmod(fd, 0o666 & ~_UMASK)
             with os.fdopen(fd, "wb") as file:
                 write(file)
         except BaseException:

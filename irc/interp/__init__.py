@@ -22,13 +22,11 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImpl, PythonValues
-from xdsl.interpreters.arith import ArithFunctions
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 
 from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
+from irc.interp._xdsl import ArithFunctions, FuncFunctions, ScfFunctions
 from irc.interp.nn import NNFunctions
 from irc.interp.npu import NpuFunctions, is_stream
 from irc.interp.part import PartFunctions

@@ -425,9 +425,12 @@ def error_report(
     *,
     progress: bool | None = None,
     entry: str = "main",
+    model_outputs: list[tuple[list[np.ndarray], list[np.ndarray]]] | None = None,
 ) -> ErrorReport:
     """Run both modules on every sample and compare every quantized tensor with its
-    float counterpart (see the module docstring). `samples` are as for `calibrate`."""
+    float counterpart (see the module docstring). `samples` are as for `calibrate`.
+    With `model_outputs`, each sample's (float, quantized) model outputs are appended
+    to it, in result order."""
     if not 0 < threshold <= 1:
         raise error(f"the cosine threshold must be in (0, 1], got {threshold}")
     float_function = entry_function(float_module, entry)
@@ -474,7 +477,9 @@ def error_report(
         for argument, array in zip(entry_block.args, float_arguments):
             if argument in float_wanted:
                 float_collector.found[argument] = array
-        run_with_listener(float_module, float_function, float_arguments, float_collector)
+        float_results = run_with_listener(
+            float_module, float_function, float_arguments, float_collector
+        )
 
         quantized_collector = _Collector(quantized_wanted)
         quantized_arguments = bind_sample(sample, quantized_inputs)
@@ -483,9 +488,11 @@ def error_report(
         for argument, array in zip(quantized_block.args, quantized_arguments):
             if argument in quantized_wanted:
                 quantized_collector.found[argument] = array
-        run_with_listener(
+        quantized_results = run_with_listener(
             quantized_module, quantized_function, quantized_arguments, quantized_collector
         )
+        if model_outputs is not None:
+            model_outputs.append((float_results, quantized_results))
         for tensor in tensors:
             if tensor.is_weight and count > 0:
                 continue  # constants: the same every sample

@@ -35,6 +35,7 @@ static addresses:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -160,6 +161,32 @@ class _Streamed:
     output: Slot | None = None
 
 
+QUEUE_NAMES = [StringAttr(name) for name in npu.QUEUES]
+"""The `queue` property of a signal or wait, by queue index."""
+
+
+@functools.cache
+def _segments(*present: bool) -> DenseArrayBase:
+    """The operand segment sizes of a command whose optional operands are `present`."""
+    return DenseArrayBase.from_list(i32, [int(flag) for flag in present])
+
+
+@functools.cache
+def _memref_type(
+    space: str, shape: tuple[int, ...], strides: tuple[int, ...], element: Attribute
+) -> MemRefType:
+    """The type of a view (made once per distinct view: building a memref type checks
+    its parameters, which costs more than the rest of a view)."""
+    if strides != _row_major(shape):
+        return MemRefType(
+            element,
+            list(shape),
+            layout=StridedLayoutAttr(list(strides), 0),
+            memory_space=StringAttr(space),
+        )
+    return MemRefType(element, list(shape), memory_space=StringAttr(space))
+
+
 class StreamLowering:
     """Lowers one tile-level function; see the module docstring."""
 
@@ -265,15 +292,7 @@ class StreamLowering:
         if key not in self.views:
             if v.space == SRAM:
                 self.sram_end = max(self.sram_end, v.address + v.extent)
-            if v.strides != _row_major(v.shape):
-                buffer_type = MemRefType(
-                    element,
-                    list(v.shape),
-                    layout=StridedLayoutAttr(list(v.strides), 0),
-                    memory_space=StringAttr(v.space),
-                )
-            else:
-                buffer_type = MemRefType(element, list(v.shape), memory_space=StringAttr(v.space))
+            buffer_type = _memref_type(v.space, v.shape, v.strides, element)
             op = npu.ViewOp.create(
                 properties={"address": IntegerAttr(v.address, i64)}, result_types=[buffer_type]
             )
@@ -526,10 +545,7 @@ class StreamLowering:
             token = self._signal_after(other, index)
             self.stream.append(
                 npu.WaitOp.create(
-                    properties={
-                        "queue": StringAttr(npu.QUEUES[queue]),
-                        "token": IntegerAttr(token, i64),
-                    }
+                    properties={"queue": QUEUE_NAMES[queue], "token": IntegerAttr(token, i64)}
                 )
             )
             self.stats.waits += 1
@@ -551,10 +567,7 @@ class StreamLowering:
             position = self.positions[queue][index - 1]
             self.after.setdefault(position, []).append(
                 npu.SignalOp.create(
-                    properties={
-                        "queue": StringAttr(npu.QUEUES[queue]),
-                        "token": IntegerAttr(token, i64),
-                    }
+                    properties={"queue": QUEUE_NAMES[queue], "token": IntegerAttr(token, i64)}
                 )
             )
             self.stats.signals += 1
@@ -572,9 +585,7 @@ class StreamLowering:
         """An `npu.dma` of `source` into `dest` (either may be None: a fill of `frame`)."""
         operands = [self.view(v, element) for v in (source, dest, frame) if v is not None]
         properties: dict[str, Attribute] = {
-            tile.SEGMENTS: DenseArrayBase.from_list(
-                i32, [int(source is not None), int(dest is not None), int(frame is not None)]
-            )
+            tile.SEGMENTS: _segments(source is not None, dest is not None, frame is not None)
         }
         if frame is not None:
             properties["pad"] = pad if pad is not None else IntegerAttr(0, i64)

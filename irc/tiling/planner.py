@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from itertools import product
 from typing import TYPE_CHECKING, Literal
 
@@ -621,6 +621,12 @@ class _Model:
         in_h, in_w = layer.upsampled
         self.padded_h = in_h + layer.pads[0] + layer.pads[2]
         self.padded_w = in_w + layer.pads[1] + layer.pads[3]
+        # A search costs thousands of tiles whose pieces share sizes: remember the
+        # figures of each piece (pure functions of their arguments for this layer).
+        self.input_dma = lru_cache(maxsize=None)(self.input_dma)  # type: ignore[method-assign]
+        self.output_dma = lru_cache(maxsize=None)(self.output_dma)  # type: ignore[method-assign]
+        self.weight_dma = lru_cache(maxsize=None)(self.weight_dma)  # type: ignore[method-assign]
+        self.compute_cycles = lru_cache(maxsize=None)(self.compute_cycles)  # type: ignore[method-assign]
 
     # ---- geometry ---------------------------------------------------------------------
 
@@ -1018,7 +1024,21 @@ def _channel_sizes(total: int, granule: int) -> list[int]:
 
 def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan:
     """The fastest tile of `layer` that fits the target's SRAM (see the module
-    docstring), or the `forced` one; a `TilingError` if none fits."""
+    docstring), or the `forced` one; a `TilingError` if none fits.
+
+    Layers of the same shape get the same plan, so plans are remembered by everything
+    but the layer's name: a ResNet-50 has 72 layers of 25 shapes.
+    """
+    try:
+        plan = _plan_shape(replace(layer, name=""), target, forced)
+    except TilingError:
+        _plan_shape.__wrapped__(layer, target, forced)  # the same error, naming the layer
+        raise
+    return replace(plan, layer=layer)
+
+
+@lru_cache(maxsize=4096)
+def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
     model = _Model(layer, target)
     capacity = target.sram.size_bytes
     if forced is not None:
