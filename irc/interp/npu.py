@@ -165,15 +165,28 @@ class Event:
     """The highest SRAM byte the command touches (0: none)."""
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One item of the stream in program order: its queue and, for a command, the
+    buffers it reads and writes (what irc/sim/streaming.py replays)."""
+
+    queue: int
+    item: Item
+    reads: tuple[View, ...] = ()
+    writes: tuple[View, ...] = ()
+
+
 @dataclass
 class Timeline:
     """The queues' items in program order, for the schedule (irc/sim/schedule.py), and
-    every command's event; `tokens` holds each set token's vector clock."""
+    every command's event; `tokens` holds each set token's vector clock, `entries`
+    every item in program order across the queues."""
 
     queues: list[list[Item]] = field(default_factory=lambda: [[] for _ in npu.QUEUES])
     tokens: dict[int, np.ndarray] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
 
     def schedule(self) -> int:
         """Time every command; the run's total cycles."""
@@ -247,6 +260,11 @@ class Program:
         self.live: dict[SSAValue, object] = {}
         """Values of a run: the arguments, what `npu.read` returns."""
         self.steps: list[Step] = []
+        self.placed: list[View] = []
+        """The views the runtime writes before every run (`npu.place` of an argument,
+        or of a constant outside the weights region)."""
+        self.results: list[View] = []
+        """The views the runtime reads after every run (`npu.read`)."""
         self.tile = TileFunctions()
         self.returned = self._load()
         self.timeline.schedule()
@@ -327,9 +345,11 @@ class Program:
             array[...] = np.asarray(self._value(source)).astype(array.dtype)
 
         self.steps.append(place)
+        self.placed.append(view)
 
     def _load_read(self, op: npu.ReadOp) -> None:
         array, result = self.static[op.operands[0]], op.results[0]
+        self.results.append(self.views[op.operands[0]])
 
         def read() -> None:
             self.live[result] = np.array(array, copy=True, order="C")
@@ -359,7 +379,9 @@ class Program:
         if token in timeline.tokens:
             raise hazard(f"token {token} is set twice (by {describe(op)})", op)
         timeline.tokens[token] = self.races.board.clocks[queue].copy()
-        timeline.queues[queue].append(Item("signal", token=token))
+        item = Item("signal", token=token)
+        timeline.queues[queue].append(item)
+        timeline.entries.append(Entry(queue, item))
 
     def _load_wait(self, op: npu.WaitOp) -> None:
         queue = QUEUE_INDEX[op.queue()]
@@ -372,7 +394,9 @@ class Program:
                 op,
             )
         self.races.board.wait(queue, self.timeline.tokens[token])
-        self.timeline.queues[queue].append(Item("wait", token=token))
+        item = Item("wait", token=token)
+        self.timeline.queues[queue].append(item)
+        self.timeline.entries.append(Entry(queue, item))
 
     # ---- commands -------------------------------------------------------------------------
 
@@ -405,6 +429,7 @@ class Program:
         item = Item("command", cycles, data)
         timeline.queues[index].append(item)
         timeline.items.append(item)
+        timeline.entries.append(Entry(index, item, tuple(reads), tuple(writes)))
         read, written = (ddr.read, ddr.written) if ddr is not None else (0, 0)
         sram_high = max(
             (v.address + v.extent for v in (*reads, *writes) if v.space == "sram"), default=0

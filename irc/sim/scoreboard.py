@@ -131,8 +131,12 @@ class _Region:
 class Scoreboard:
     """The queues' vector clocks and the last access of every byte, per queue."""
 
-    def __init__(self, sizes: Mapping[str, int], weights_bytes: int) -> None:
-        queues = len(npu.QUEUES)
+    def __init__(
+        self, sizes: Mapping[str, int], weights_bytes: int, queues: int = len(npu.QUEUES)
+    ) -> None:
+        """A board for memories of `sizes` bytes (DDR's first `weights_bytes` the
+        read-only weights) and `queues` queues: the engines' by default;
+        irc/sim/streaming.py adds one for the host calls of every other frame."""
         self.shadows = {
             space: _Shadow(weights_bytes if space == "ddr" else 0, size, queues)
             for space, size in sizes.items()
