@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint lit pytest bench clean
+.PHONY: demo tutorial test lint lit pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/python demo/run_demo.py
+
+tutorial: $(STAMP)
+	$(BIN)/python demo/tutorial.py
 
 test: $(STAMP) lint lit pytest
 
@@ -29,7 +32,7 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q -n 2
 
 bench: $(STAMP)
-	$(BIN)/python bench/bench_resnet50.py
+	$(BIN)/python bench/bench_compile.py
 
 clean:
 	rm -rf $(VENV) build

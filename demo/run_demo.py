@@ -1,139 +1,85 @@
-"""`make demo`: the main job on the bundled ResNet-50, with irc's command-line tools.
+"""`make demo`: two real models compiled end to end and run on the simulated NPU.
 
-1. materialise the bundled light ResNet-50 with seeded random weights (an ONNX file);
-2. `irc-import-onnx`: ONNX -> `nn` IR (weights in a sidecar .npz beside the .mlir);
-3. `irc-opt`: the graph-level pipeline (`graph-opt`: constant folding, batch-norm
-   folding, NHWC layout with transpose cancellation, activation fusion), every pass
-   checked numerically (`--verify-each-numerics`);
-4. `irc-run`: run the optimised IR with the reference interpreter on random inputs,
-   compare with onnxruntime on the same inputs, and write the outputs as .npy;
-5. `irc-quantize`: int8 post-training quantization, calibrated on a few seeded
-   random inputs (a stand-in for real data), down to the integer `qnn` ops;
-6. `irc-opt --target=npu-demo`: tile every layer under the SRAM (`plan-tiles`, with
-   its per-layer report), place every tensor in DDR (`plan-ddr`) and lower to loops
-   of DMA copies and tile compute (`lower-to-tile`);
-7. `irc-run` on the int8 and on the tiled IR: the same outputs, bit for bit;
-8. `irc-opt -p lower-to-npu`: the explicit command stream (DMA, MAC, vector commands,
-   signals and waits, double buffered), and `irc-run` of it on the NPU simulator:
-   the same outputs again, the cycles per engine and per layer, and a timeline
-   (`build/demo/trace.json`, for Perfetto or chrome://tracing).
+1. The trained digits CNN (models/digits): `irc-compile` calibrates it on its
+   calibration set, quantizes it to int8, tiles it, plans its memory, lowers it to the
+   command stream and writes the package (`build/demo/digits/`) with its reports; the
+   runtime (`irc.runtime.Session`) then classifies the 450 held-out test images on the
+   simulator, and the accuracy is compared with the float model in onnxruntime.
+2. ResNet-50 (the light model of the onnx package, with seeded random weights):
+   `irc-compile` to `build/demo/resnet50/`; `irc-run` runs the package on a random
+   input, with the cycles of every layer; the runtime streams 8 frames through it
+   (frame k+1's input transfers overlapping frame k's compute): throughput and
+   latency.
 
-Every command is printed before it runs, so the demo doubles as a tutorial.
+Every command is printed before it runs. The reports are `report.md`, `layers.csv`,
+`trace.json` (for Perfetto or chrome://tracing) and the PNG plots in each package
+directory.
 """
 
 from __future__ import annotations
 
-import shlex
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import onnx
+from steps import BIN, BUILD, ROOT, step
 
 from irc.testing.models import materialize_light_model
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "build" / "demo"
-BIN = Path(sys.executable).parent
-CALIBRATION_SAMPLES = 4
+DIGITS = ROOT / "models" / "digits"
 
 
-def step(*command: str | Path) -> None:
-    """Print a command as a user would type it, run it, stop the demo if it fails."""
-    words = [str(word) for word in command]
-    shown = [
-        Path(words[0]).name,
-        *(str(Path(w).relative_to(ROOT)) if w.startswith(str(ROOT)) else w for w in words[1:]),
-    ]
-    print(f"\n$ {shlex.join(shown)}", flush=True)
-    completed = subprocess.run(words, cwd=ROOT, check=False)
-    if completed.returncode != 0:
-        sys.exit(completed.returncode)
+def digits() -> None:
+    """The digits CNN: compile, then classify the test set on the simulated NPU."""
+    from irc.runtime import Session
+    from irc.testing.reference import run_onnxruntime
+
+    package = BUILD / "digits"
+    step(
+        BIN / "irc-compile", DIGITS / "digits_cnn.onnx", "-o", package,
+        "--calibration-data", DIGITS / "digits_calibration.npz",
+    )  # fmt: skip
+    test = np.load(DIGITS / "digits_test.npz")
+    images, labels = test["images"], test["labels"]
+    session = Session(package)
+    model = onnx.load(DIGITS / "digits_cnn.onnx")
+    npu_right = float_right = 0
+    for image, label in zip(images, labels):
+        image = image[np.newaxis]
+        npu_right += int(np.argmax(session.run({"image": image})["logits"]) == label)
+        reference = run_onnxruntime(model, {"image": image})["logits"]
+        float_right += int(np.argmax(reference) == label)
+    print(
+        f"\ndigits test set ({len(labels)} images) through the package on the simulated NPU: "
+        f"int8 accuracy {npu_right / len(labels):.1%} (float in onnxruntime: "
+        f"{float_right / len(labels):.1%}); {session.report.cycles:,} cycles per image"
+    )
+
+
+def resnet50() -> None:
+    """ResNet-50: compile, run the package with irc-run, stream frames."""
+    from irc.runtime import Session
+
+    model_path = BUILD / "resnet50.onnx"
+    onnx.save(materialize_light_model(ROOT / "models" / "resnet50-light.onnx", seed=0), model_path)
+    print(f"\nmaterialised ResNet-50 with seeded random weights: {model_path.relative_to(ROOT)}")
+    package = BUILD / "resnet50"
+    step(BIN / "irc-compile", model_path, "-o", package)
+    step(BIN / "irc-run", package, "--random-inputs", "--seed", "0", "--output-dir",
+         BUILD / "resnet50-outputs")  # fmt: skip
+    session = Session(package)
+    info = session.inputs[0]
+    rng = np.random.default_rng(1)
+    frames = [{info.name: rng.standard_normal(info.shape).astype(info.dtype)} for _ in range(8)]
+    streamed = session.stream(frames, keep_outputs=False)
+    print(f"\nstreaming ResNet-50 on the simulated NPU: {streamed.summary()}")
 
 
 def main() -> None:
     BUILD.mkdir(parents=True, exist_ok=True)
-    model_path = BUILD / "resnet50.onnx"
-    model = materialize_light_model(ROOT / "models" / "resnet50-light.onnx", seed=0)
-    onnx.save(model, model_path)
-    print(f"materialised ResNet-50 with seeded random weights: {model_path.relative_to(ROOT)}")
-
-    imported = BUILD / "resnet50.mlir"
-    optimized = BUILD / "resnet50.opt.mlir"
-    step(BIN / "irc-import-onnx", model_path, "-o", imported)
-    step(
-        BIN / "irc-opt",
-        imported,
-        "--pass-pipeline=builtin.module(graph-opt)",
-        "--verify-each-numerics",
-        "--mlir-timing",
-        "-o",
-        optimized,
-    )
-    step(
-        BIN / "irc-run",
-        optimized,
-        "--random-inputs",
-        "--seed",
-        "0",
-        "--compare-onnxruntime",
-        model_path,
-        "--output-dir",
-        BUILD / "outputs",
-    )
-
-    calibration = BUILD / "calibration.npz"
-    rng = np.random.default_rng(100)
-    samples = rng.standard_normal((CALIBRATION_SAMPLES, 1, 3, 224, 224)).astype(np.float32)
-    np.savez(calibration, **{model.graph.input[0].name: samples})
-    int8 = BUILD / "resnet50.int8.mlir"
-    tiled = BUILD / "resnet50.tile.mlir"
-    report = BUILD / "tiles.txt"
-    step(
-        BIN / "irc-quantize", model_path, "--data", calibration, "--no-progress",
-        "--mlir-print-debuginfo", "-o", int8,  # the ONNX node names stay on the ops
-    )  # fmt: skip
-    step(
-        BIN / "irc-opt",
-        int8,
-        "--target=npu-demo",
-        # The commands run in the repository, so the report path is relative to it.
-        f"--pass-pipeline=builtin.module(plan-tiles{{report={report.relative_to(ROOT)}}},"
-        "plan-ddr,lower-to-tile)",
-        "--mlir-print-debuginfo",  # each layer's ops keep its ONNX name
-        "-o",
-        tiled,
-    )
-    print(report.read_text().splitlines()[0])
-    for program, outputs in ((int8, "outputs-int8"), (tiled, "outputs-tile")):
-        step(BIN / "irc-run", program, "--random-inputs", "--seed", "0",
-             "--output-dir", BUILD / outputs)  # fmt: skip
-    same = all(
-        np.array_equal(np.load(path), np.load(BUILD / "outputs-tile" / path.name))
-        for path in sorted((BUILD / "outputs-int8").glob("*.npy"))
-    )
-    print(f"\nint8 and tile level outputs identical: {same}")
-    if not same:
-        sys.exit(1)
-
-    stream = BUILD / "resnet50.npu.mlir"
-    trace = BUILD / "trace.json"
-    step(BIN / "irc-opt", tiled, "--target=npu-demo", "-p", "lower-to-npu",
-         "--mlir-print-debuginfo", "-o", stream)  # fmt: skip
-    step(BIN / "irc-run", stream, "--random-inputs", "--seed", "0", "--layers",
-         "--trace", trace, "--output-dir", BUILD / "outputs-npu")  # fmt: skip
-    same = all(
-        np.array_equal(np.load(path), np.load(BUILD / "outputs-npu" / path.name))
-        for path in sorted((BUILD / "outputs-int8").glob("*.npy"))
-    )
-    print(f"\nint8 and simulated NPU outputs identical: {same}")
-    if not same:
-        sys.exit(1)
-    print(f"\nIR: {imported.relative_to(ROOT)} (weights in {imported.stem}.weights.npz),")
+    digits()
+    resnet50()
     print(
-        f"    {int8.relative_to(ROOT)}, {tiled.relative_to(ROOT)}, {stream.relative_to(ROOT)};"
-        f" tiling report: build/demo/tiles.txt; timeline: {trace.relative_to(ROOT)}"
+        "\npackages and reports: build/demo/digits/ and build/demo/resnet50/ "
+        "(report.md, layers.csv, trace.json, timeline.png, layers.png)"
     )
 
 

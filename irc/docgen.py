@@ -103,9 +103,11 @@ def tile_ops_markdown() -> str:
 
 def isa_markdown() -> str:
     """The command reference of the `npu` dialect (the NPU's instruction set), as Markdown."""
+    from irc.codegen import bytecode
     from irc.dialects import npu
 
     intro = _dedent(npu.__doc__ or "").split("\n\n")
+    encoding = _dedent(bytecode.__doc__ or "").split("\n", 1)[1].strip("\n")
 
     def queue(op: type) -> list[str]:
         if not isinstance(op, type) or not issubclass(op, npu.Command):
@@ -127,6 +129,15 @@ def isa_markdown() -> str:
             "See [simulator.md](simulator.md) for how the simulator runs and times the commands.",
             "",
             *[line for paragraph in intro[1:-1] for line in (*paragraph.splitlines(), "")],
+            "## The binary encoding",
+            "",
+            "A package (`irc-compile -o DIR`, see [package.md](package.md)) holds the program",
+            "as `program.bin`, in irc bytecode (irc/codegen/bytecode.py):",
+            "",
+            *encoding.splitlines(),
+            "",
+            "# Commands",
+            "",
         ],
         queue,
     )

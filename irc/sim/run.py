@@ -135,7 +135,9 @@ class Report:
         return "\n".join(lines)
 
 
-def _layer_of(event: Event) -> str:
+def event_layer(event: Event) -> str:
+    """The layer a command belongs to: the ONNX name its location carries, else
+    `file:line` of the stream's text, else the command's name."""
     location = Location.of(event.op)
     if location.name:
         return location.name
@@ -174,7 +176,7 @@ def report_of(target: Target, events: list[Event]) -> Report:
     layers: dict[str, Figures] = {}
     for event in events:
         total.add(event)
-        layers.setdefault(_layer_of(event), Figures()).add(event)
+        layers.setdefault(event_layer(event), Figures()).add(event)
     return Report(target, total, layers, events)
 
 
@@ -200,7 +202,7 @@ def chrome_trace(report: Report) -> dict[str, object]:
             {"name": "thread_name", "ph": "M", "pid": 0, "tid": index, "args": {"name": queue}}
         )
     for event in report.events:
-        args: dict[str, object] = {"layer": _layer_of(event), "cycles": event.end - event.start}
+        args: dict[str, object] = {"layer": event_layer(event), "cycles": event.end - event.start}
         if event.macs:
             args["macs"] = event.macs
         if event.ddr_read or event.ddr_written:

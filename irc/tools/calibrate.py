@@ -24,6 +24,7 @@ from pathlib import Path
 
 from irc.tools.common import (
     add_input_shape_argument,
+    add_progress_arguments,
     collect_input_shapes,
     load_model,
     report,
@@ -92,18 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--entry", default="main", help="the function to run (default: main)")
     add_input_shape_argument(parser)
-    progress = parser.add_mutually_exclusive_group()
-    progress.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_const",
-        const=True,
-        default=None,
-        help="show a progress bar on stderr (default: when stderr is a terminal)",
-    )
-    progress.add_argument(
-        "--no-progress", dest="progress", action="store_const", const=False, help="never show it"
-    )
+    add_progress_arguments(parser, "a progress bar")
     parser.add_argument(
         "-o",
         dest="output",

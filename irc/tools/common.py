@@ -9,7 +9,7 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -84,6 +84,11 @@ def weights_mode(
     return mode
 
 
+def comma_list(text: str) -> list[str]:
+    """argparse type: `a, b,c` as ["a", "b", "c"] (empty items dropped)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
 def parse_input_shape(text: str) -> tuple[str, list[int]]:
     """Parse `NAME=1x3x224x224` (an empty shape, `NAME=`, is a scalar); `ValueError` if
     malformed. The name may itself contain `=`: the last one separates the shape."""
@@ -125,6 +130,37 @@ def collect_input_shapes(pairs: Iterable[tuple[str, list[int]]], tool: str) -> d
             raise tool_error(tool, f"--input-shape gives '{name}' two different shapes")
         shapes[name] = dims
     return shapes
+
+
+def add_progress_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add --progress / --no-progress (default: show `what` when stderr is a terminal)."""
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_const",
+        const=True,
+        default=None,
+        help=f"show {what} on stderr (default: when stderr is a terminal)",
+    )
+    progress.add_argument(
+        "--no-progress", dest="progress", action="store_const", const=False, help="never"
+    )
+
+
+def run_reporting_warnings(run: Callable[[], int]) -> int:
+    """Run a tool's work: the warnings it emits are printed, an `IrcError` is printed
+    as diagnostics with status 1 (remarks are not printed: the tools summarise)."""
+    from irc.diagnostics import IrcError, collect_diagnostics
+
+    try:
+        with collect_diagnostics() as diagnostics:
+            status = run()
+        report(d for d in diagnostics if d.severity == "warning")
+        return status
+    except IrcError as failure:
+        report(failure.diagnostics)
+        return 1
 
 
 def tool_error(tool: str, message: str, hint: str | None = None) -> IrcError:

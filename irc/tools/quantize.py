@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING
 
 from irc.tools.common import (
     add_input_shape_argument,
+    add_progress_arguments,
     add_weights_arguments,
     collect_input_shapes,
+    comma_list,
     load_model,
-    report,
+    run_reporting_warnings,
     tool_error,
     weights_mode,
     write_stdout,
@@ -63,10 +65,6 @@ OBSERVER_NAMES = ("minmax", "moving-average", "percentile", "entropy", "mse")
 
 DEFAULT_GRAPH_OPT = "graph-opt{activations=relu,clip}"
 """The graph passes run before calibration unless --graph-opt or --no-graph-opt."""
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,14 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--exclude-names",
-        type=_names,
+        type=comma_list,
         default=[],
         metavar="NAME,...",
         help="ops kept float, by ONNX node name (location name)",
     )
     parser.add_argument(
         "--exclude-ops",
-        type=_names,
+        type=comma_list,
         default=[],
         metavar="OP,...",
         help="op types kept float (conv or nn.conv)",
@@ -199,18 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print every op's location (its ONNX node name)",
     )
-    progress = parser.add_mutually_exclusive_group()
-    progress.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_const",
-        const=True,
-        default=None,
-        help="show progress bars on stderr (default: when stderr is a terminal)",
-    )
-    progress.add_argument(
-        "--no-progress", dest="progress", action="store_const", const=False, help="never"
-    )
+    add_progress_arguments(parser, "progress bars")
     parser.add_argument(
         "-o", dest="output", default="-", metavar="OUT.mlir", help="output file (default: stdout)"
     )
@@ -221,16 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run irc-quantize; returns the exit status (0 success, 1 error, 2 bad command line)."""
     args = build_parser().parse_args(argv)
 
-    from irc.diagnostics import IrcError, collect_diagnostics
-
-    try:
-        with collect_diagnostics() as diagnostics:
-            status = _run(args)
-        report(d for d in diagnostics if d.severity == "warning")
-        return status
-    except IrcError as failure:
-        report(failure.diagnostics)
-        return 1
+    return run_reporting_warnings(lambda: _run(args))
 
 
 def _say(text: str) -> None:

@@ -2,6 +2,7 @@
 
     irc-run model.mlir --input data=x.npy --output-dir out/
     irc-run model.onnx --random-inputs --seed 0 --compare-onnxruntime model.onnx
+    irc-run build/model --random-inputs --layers      # a package from irc-compile
 
 The input is textual IR (`.mlir`) or an ONNX model (imported on the fly). Inputs come
 from `.npy` files, by the names the model gives them, or are drawn at random from a
@@ -41,6 +42,7 @@ from irc.tools.common import (
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
+    from irc.runtime import Session
     from irc.sim.run import Simulator
 
 TOOL = "irc-run"
@@ -48,9 +50,14 @@ TOOL = "irc-run"
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog=TOOL, description="Run a model (.mlir or .onnx) with irc's reference interpreter."
+        prog=TOOL,
+        description="Run a model (.mlir, .onnx, or a package directory from irc-compile) "
+        "with irc's reference interpreter or the NPU simulator.",
     )
-    parser.add_argument("model", help="textual IR (.mlir) or an ONNX model (.onnx)")
+    parser.add_argument(
+        "model",
+        help="textual IR (.mlir), an ONNX model (.onnx), or a package directory (irc-compile -o)",
+    )
     parser.add_argument(
         "--input",
         action="append",
@@ -118,7 +125,12 @@ def run(args: argparse.Namespace) -> int:
     from irc.interp import function_signature, run_function
     from irc.ir.weights import dtype_of
 
-    module = load_model(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
+    package = None
+    if Path(args.model).is_dir():  # a package from irc-compile: run it through the runtime
+        package = _open_package(args)
+        module = package.package.module
+    else:
+        module = load_model(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
     inputs = _read_inputs(args.input)
     signature_inputs, _ = function_signature(module, args.entry)
     rng = np.random.default_rng(args.seed)
@@ -143,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             hint="lower the model with lower-to-npu first",
         )
     if stream:
-        simulator = _load_stream(module, args)
+        simulator = package.simulator if package is not None else _load_stream(module, args)
         start = time.perf_counter()
         outputs = simulator.run(inputs)
     else:
@@ -176,11 +188,44 @@ def _is_command_stream(module: ModuleOp, entry: str) -> bool:
     return False
 
 
+def _open_package(args: argparse.Namespace) -> Session:
+    """Open a package directory with the runtime; print what the simulator measures."""
+    from irc.runtime import Session
+
+    if args.target or args.entry != "main" or args.input_shape:
+        raise tool_error(
+            TOOL,
+            "--target, --entry and --input-shape do not apply to a package",
+            hint="a package runs on the target and entry it was compiled for",
+        )
+    start = time.perf_counter()
+    session = Session(Path(args.model))
+    elapsed = time.perf_counter() - start
+    print(
+        f"opened the package in {elapsed * 1000:.1f} ms (checksums, decoding, hazard checks, "
+        "timing)"
+    )
+    _print_measures(session.simulator, args)
+    return session
+
+
+def _print_measures(simulator: Simulator, args: argparse.Namespace) -> None:
+    from irc.sim.run import write_trace
+
+    result = simulator.report
+    print(result.summary())
+    if args.layers:
+        print(result.layer_table())
+    if args.trace is not None:
+        write_trace(result, args.trace)
+        print(f"wrote the trace to {args.trace}")
+
+
 def _load_stream(module: ModuleOp, args: argparse.Namespace) -> Simulator:
     """Load a command stream into the simulator; print (and write) what it measures."""
     from xdsl.dialects.func import FuncOp
 
-    from irc.sim.run import Simulator, write_trace
+    from irc.sim.run import Simulator
     from irc.targets import load_target
 
     function = next(
@@ -198,13 +243,7 @@ def _load_stream(module: ModuleOp, args: argparse.Namespace) -> Simulator:
     simulator = Simulator(module, target, args.entry)
     elapsed = time.perf_counter() - start
     print(f"loaded the command stream in {elapsed * 1000:.1f} ms (hazard checks, timing)")
-    result = simulator.report
-    print(result.summary())
-    if args.layers:
-        print(result.layer_table())
-    if args.trace is not None:
-        write_trace(result, args.trace)
-        print(f"wrote the trace to {args.trace}")
+    _print_measures(simulator, args)
     return simulator
 
 

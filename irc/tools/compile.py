@@ -1,0 +1,177 @@
+"""`irc-compile`: an ONNX model to a package for the NPU, with reports beside it.
+
+    irc-compile model.onnx -o build/model --target npu-demo
+    irc-compile model.onnx -o out --calibration-data calib/ --float-layers /head/Gemm -O3
+    irc-compile model.onnx -o out --quantize none --print-pipeline
+
+Runs the default pipeline (irc/driver/pipeline.py: import, graph optimisations,
+calibration, int8 quantization, tiling, memory planning, the command stream, the
+package, the simulator's timing), shows its progress on a terminal, prints a
+one-screen summary, and writes into the `-o` directory:
+
+- the package (docs/package.md): `manifest.json`, `program.bin`, `weights.bin`,
+  `target.toml`, which `irc.runtime.Session` loads;
+- the reports (irc/driver/report.py): `report.md`, `layers.csv`, `trace.json`, and
+  `timeline.png` and `layers.png` when matplotlib is installed (`irc[plots]`).
+
+Every file is written to a temporary path and renamed once all are written: an error
+leaves the directory as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from irc.tools.common import (
+    add_input_shape_argument,
+    add_progress_arguments,
+    collect_input_shapes,
+    comma_list,
+    run_reporting_warnings,
+    tool_error,
+)
+
+TOOL = "irc-compile"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of irc-compile."""
+    parser = argparse.ArgumentParser(
+        prog=TOOL,
+        description="Compile an ONNX model for the NPU: a package, a summary and reports.",
+    )
+    parser.add_argument("model", type=Path, help="the model: ONNX (.onnx) or float nn IR (.mlir)")
+    parser.add_argument(
+        "-o", dest="output", type=Path, required=True, metavar="DIR", help="the package directory"
+    )
+    parser.add_argument(
+        "--target",
+        default="npu-demo",
+        metavar="NAME|FILE",
+        help="the NPU target: a preset name or a target .toml file (default: npu-demo)",
+    )
+    parser.add_argument(
+        "--quantize",
+        choices=("int8", "none"),
+        default="int8",
+        help="int8 post-training quantization, or none (float layers run where the target "
+        "can run them) (default: int8)",
+    )
+    parser.add_argument(
+        "--calibration-data",
+        type=Path,
+        metavar="PATH",
+        help="calibration samples: a directory of .npy/.npz files, or one .npz with a sample "
+        "per row (default: seeded random normal samples, with a warning)",
+    )
+    parser.add_argument(
+        "--calibration-samples",
+        type=int,
+        default=8,
+        metavar="N",
+        help="calibrate on at most N samples (default: 8)",
+    )
+    parser.add_argument(
+        "--float-layers",
+        type=comma_list,
+        default=[],
+        metavar="NAME,...",
+        help="layers kept float, by ONNX node name",
+    )
+    parser.add_argument(
+        "--observer",
+        choices=("minmax", "moving-average", "percentile", "entropy", "mse"),
+        help="how tensor ranges are calibrated (default: minmax; mse at -O3)",
+    )
+    parser.add_argument(
+        "--report-samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="samples the quantization error report runs (default: 1)",
+    )
+    parser.add_argument(
+        "-O",
+        dest="opt_level",
+        type=int,
+        choices=(0, 1, 2, 3),
+        default=2,
+        metavar="LEVEL",
+        help="-O0: no double buffering, channel padding or bias correction; -O1: double "
+        "buffering; -O2 (default): also channel padding and bias correction; -O3: also "
+        "MSE calibration",
+    )
+    parser.add_argument(
+        "--print-pipeline",
+        action="store_true",
+        help="print the pipeline's stages and passes before compiling",
+    )
+    add_input_shape_argument(parser)
+    add_progress_arguments(parser, "each stage as it starts")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run irc-compile; returns the exit status (0 success, 1 error, 2 bad command line)."""
+    args = build_parser().parse_args(argv)
+
+    try:
+        return run_reporting_warnings(lambda: _run(args))
+    except KeyboardInterrupt:
+        print(f"{TOOL}: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from irc.codegen.package import stage_files
+    from irc.driver.pipeline import CompileOptions, compile_model, stage_names
+    from irc.driver.report import summary_text, write_reports
+    from irc.fileio import StagedOutputs
+
+    if args.output.exists() and not args.output.is_dir():
+        raise tool_error(
+            TOOL,
+            f"-o {args.output} is a file; a package is a directory",
+            hint="give a directory path (it is created if needed)",
+        )
+    options = CompileOptions(
+        target=args.target,
+        quantize=args.quantize,
+        calibration_data=args.calibration_data,
+        calibration_samples=args.calibration_samples,
+        float_layers=tuple(args.float_layers),
+        opt_level=args.opt_level,
+        observer=args.observer,
+        report_samples=args.report_samples,
+        input_shapes=collect_input_shapes(args.input_shape, TOOL),
+    )
+    if args.print_pipeline:
+        from irc.driver.pipeline import GRAPH_OPT, check_options
+
+        check_options(options)
+        print(f"{TOOL}: stages: {', '.join(stage_names(options))}", file=sys.stderr)
+        print(f"{TOOL}: graph passes: builtin.module({GRAPH_OPT})", file=sys.stderr)
+        print(f"{TOOL}: backend passes: {options.backend_pipeline()}", file=sys.stderr)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    started = time.perf_counter()
+
+    def progress(name: str, number: int, count: int) -> None:
+        elapsed = time.perf_counter() - started
+        print(f"[{number}/{count}] {name} ({elapsed:.1f} s)", file=sys.stderr, flush=True)
+
+    result = compile_model(args.model, options, progress if show else None)
+    with StagedOutputs() as staged:
+        stage_files(result.files, args.output, staged)
+        written = write_reports(result, args.output, staged)
+    print(summary_text(result))
+    files = ", ".join([*result.files, *written])
+    print(f"wrote {args.output}/: {files}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

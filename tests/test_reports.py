@@ -1,0 +1,243 @@
+"""The reports of a compile (irc/driver/report.py): the summary irc-compile prints and
+report.md, layers.csv, trace.json and the PNGs, checked against the compile's numbers."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from irc.driver.pipeline import CompileOptions, CompileResult, compile_model
+from irc.driver.report import (
+    LAYERS_CSV,
+    LAYERS_PNG,
+    PLOTS_HINT,
+    REPORT_MD,
+    TIMELINE_PNG,
+    TRACE_JSON,
+    human_bytes,
+    layer_rows,
+    summary_text,
+    write_reports,
+)
+from irc.fileio import StagedOutputs
+
+ROOT = Path(__file__).resolve().parent.parent
+DIGITS = ROOT / "models" / "digits" / "digits_cnn.onnx"
+CALIBRATION = ROOT / "models" / "digits" / "digits_calibration.npz"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def digits() -> CompileResult:
+    return compile_model(DIGITS, CompileOptions(calibration_data=CALIBRATION))
+
+
+@pytest.fixture(scope="module")
+def digits_float() -> CompileResult:
+    return compile_model(DIGITS, CompileOptions(quantize="none"))
+
+
+def _write(result: CompileResult, directory: Path) -> list[str]:
+    with StagedOutputs() as staged:
+        return write_reports(result, directory, staged)
+
+
+def _table_after(markdown: str, heading: str) -> list[list[str]]:
+    """The cells of the first table after `heading`, header row first."""
+    lines = markdown.splitlines()
+    start = lines.index(heading)
+    rows: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+        elif rows:
+            break
+    assert rows, f"no table after {heading}"
+    return [rows[0], *rows[2:]]  # without the alignment row
+
+
+def test_human_bytes() -> None:
+    assert human_bytes(512) == "512 B"
+    assert human_bytes(524288) == "512 KiB"
+    assert human_bytes(24704) == "24.1 KiB"
+    assert human_bytes(25833664) == "24.6 MiB"
+
+
+def test_summary_has_the_compiles_numbers(digits: CompileResult) -> None:
+    text = summary_text(digits)
+    lines = text.splitlines()
+    assert len(lines) <= 16
+    simulation = digits.simulation
+    assert f"{simulation.cycles:,} cycles = {simulation.seconds * 1e3:.3f} ms" in text
+    partition = digits.partition
+    assert f"NPU          {len(partition.npu_layers)} layers, {partition.npu_macs:,} MACs" in text
+    assert f"CPU          {len(partition.cpu_ops)} ops" in text
+    assert "quant.qcast, quant.dcast" in text
+    cosine, sqnr = digits.output_metrics["logits"]
+    assert f"logits: cosine {cosine:.5f}, SQNR {sqnr:.1f} dB" in text
+    assert f"MAC array {simulation.mac_utilisation:.1%}" in text
+    assert digits.tiling is not None
+    assert f"sum of layer lower bounds {digits.tiling.lower_bound:,}" in text
+    assert f"SRAM peak {human_bytes(simulation.sram_peak)} of 512 KiB" in text
+    assert f"weights.bin {human_bytes(len(digits.files['weights.bin']))}" in text
+    # The labels line up: every value starts in the same column.
+    assert {len(line) - len(line[13:].lstrip()) for line in lines} == {13}
+    assert not text.startswith("warning")
+
+
+def test_summary_puts_warnings_first(digits: CompileResult) -> None:
+    warned = dataclasses.replace(digits, warnings=["calibrated on random samples"])
+    assert summary_text(warned).splitlines()[0] == "warning: calibrated on random samples"
+
+
+def test_report_md_has_a_row_per_layer(digits: CompileResult, tmp_path: Path) -> None:
+    written = _write(digits, tmp_path)
+    assert written[:3] == [REPORT_MD, LAYERS_CSV, TRACE_JSON]
+    markdown = (tmp_path / REPORT_MD).read_text()
+    table = _table_after(markdown, "## Layers")
+    header, rows = table[0], {row[0].strip("`"): row for row in table[1:]}
+    column = {name: index for index, name in enumerate(header)}
+    assert digits.tiling is not None and digits.errors is not None
+    assert len(digits.tiling.plans) == 5
+    for plan in digits.tiling.plans:
+        row = rows[plan.layer.name]
+        figures = digits.simulation.layers[plan.layer.name]
+        assert row[column["op"]] == plan.layer.op
+        assert row[column["tile"]] == str(plan.tile)
+        assert row[column["cycles"]] == f"{figures.cycles:,}"
+        assert row[column["estimate"]] == f"{plan.cycles:,}"
+        assert row[column["bound"]] == f"{plan.lower_bound:,}"
+        assert row[column["efficiency"]] == f"{plan.lower_bound / figures.cycles:.0%}"
+        assert row[column["DDR read"]] == f"{figures.ddr_read:,}"
+        assert row[column["SRAM"]] == f"{plan.sram_bytes:,}"
+        tensor = digits.errors.get(f"{plan.layer.name}#0")
+        assert tensor is not None
+        assert row[column["cosine"]] == f"{tensor.cosine:.5f}"
+    # The host function quantizing the input has no plan and no error: dashes.
+    host = rows["main_graph"]
+    assert host[column["op"]] == "quant.qcast"
+    assert host[column["bound"]] == host[column["cosine"]] == "—"
+    assert host[column["cycles"]] == f"{digits.simulation.layers['main_graph'].cycles:,}"
+    # Program order: the stream's.
+    assert [name.strip("`") for name, *_ in table[1:]] == list(digits.simulation.layers)
+    # The other sections, with numbers from the result.
+    assert "## Where the cycles go" in markdown
+    assert f"One inference takes **{digits.simulation.cycles:,} cycles**" in markdown
+    partition = _table_after(markdown, "## Partition")
+    assert [row[1] for row in partition[1:]] == ["quant.qcast", "quant.dcast"]
+    worst = _table_after(markdown, "## Quantization")
+    assert worst[1][0] == "`logits`"
+    memory = markdown.split("## Memory", 1)[1].split("## ", 1)[0].replace(",", "").replace("|", " ")
+    manifest = json.loads(digits.files["manifest.json"])["memory"]
+    assert str(manifest["weights_bytes"]) in memory.split()
+    assert str(manifest["ddr_bytes"] - manifest["weights_bytes"]) in memory.split()
+    assert f"[{LAYERS_CSV}]({LAYERS_CSV})" in markdown
+    assert f"![The engines over the run]({TIMELINE_PNG})" in markdown
+    assert str(tmp_path) not in markdown
+
+
+def test_layers_csv_adds_up_to_the_run(digits: CompileResult, tmp_path: Path) -> None:
+    _write(digits, tmp_path)
+    with (tmp_path / LAYERS_CSV).open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    simulation = digits.simulation
+    assert [row["layer"] for row in rows] == list(simulation.layers)
+    total = simulation.total
+    assert sum(int(row["macs"]) for row in rows) == total.macs == 456_704
+    assert sum(int(row["ddr_read_bytes"]) for row in rows) == total.ddr_read
+    assert sum(int(row["ddr_written_bytes"]) for row in rows) == total.ddr_written
+    assert sum(int(row["commands"]) for row in rows) == total.commands
+    for queue in ("dma_in", "dma_out", "mac", "vector", "host"):
+        assert sum(int(row[f"busy_{queue}"]) for row in rows) == total.busy[queue]
+    # The layers' shares of the run add up to the whole run.
+    assert sum(int(row["added_cycles"]) for row in rows) == simulation.cycles
+    assert digits.tiling is not None
+    plans = {plan.layer.name: plan for plan in digits.tiling.plans}
+    for row in rows:
+        figures = simulation.layers[row["layer"]]
+        assert int(row["cycles"]) == figures.cycles
+        assert int(row["end_cycle"]) - int(row["start_cycle"]) == figures.cycles
+        plan = plans.get(row["layer"])
+        if plan is None:
+            assert row["lower_bound_cycles"] == row["tile"] == ""
+            continue
+        assert int(row["lower_bound_cycles"]) == plan.lower_bound
+        assert int(row["estimate_cycles"]) == plan.cycles
+        assert float(row["efficiency"]) == pytest.approx(plan.lower_bound / figures.cycles)
+    assert sum(int(row["lower_bound_cycles"] or 0) for row in rows) == digits.tiling.lower_bound
+
+
+def test_trace_json_loads(digits: CompileResult, tmp_path: Path) -> None:
+    _write(digits, tmp_path)
+    trace = json.loads((tmp_path / TRACE_JSON).read_text())
+    events = [event for event in trace["traceEvents"] if event["ph"] == "X"]
+    assert len(events) == len(digits.simulation.events) == digits.simulation.total.commands
+    threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert threads == {"dma_in", "dma_out", "mac", "vector", "host"}
+    assert {event["args"]["layer"] for event in events} == set(digits.simulation.layers)
+
+
+def _png_size(content: bytes) -> tuple[int, int]:
+    assert content[:8] == PNG_SIGNATURE
+    assert content[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", content[16:24])
+    return width, height
+
+
+def test_pngs_are_written_and_deterministic(digits: CompileResult, tmp_path: Path) -> None:
+    first = _write(digits, tmp_path / "first")
+    second = _write(digits, tmp_path / "second")
+    assert first == second == [REPORT_MD, LAYERS_CSV, TRACE_JSON, TIMELINE_PNG, LAYERS_PNG]
+    for name in first:
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes()
+    timeline = (tmp_path / "first" / TIMELINE_PNG).read_bytes()
+    layers = (tmp_path / "first" / LAYERS_PNG).read_bytes()
+    assert _png_size(timeline) == (1210, 484)
+    width, height = _png_size(layers)
+    assert width == 968 and height >= 370
+    # No metadata chunk: matplotlib's version would make files differ across installs.
+    assert b"tEXt" not in timeline and b"Software" not in layers
+
+
+def test_without_matplotlib_no_png_and_a_hint(
+    digits: CompileResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    written = _write(digits, tmp_path)
+    assert written == [REPORT_MD, LAYERS_CSV, TRACE_JSON]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(written)
+    markdown = (tmp_path / REPORT_MD).read_text()
+    assert PLOTS_HINT in markdown
+    assert TIMELINE_PNG in markdown and f"]({TIMELINE_PNG})" not in markdown
+
+
+def test_a_failed_write_leaves_no_report(digits: CompileResult, tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), StagedOutputs() as staged:
+        write_reports(digits, tmp_path, staged)
+        raise RuntimeError("a later stage fails")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_float_model_reports_the_host(digits_float: CompileResult, tmp_path: Path) -> None:
+    text = summary_text(digits_float)
+    assert "output       float: no quantization error" in text
+    assert "NPU          0 layers, 0 MACs" in text
+    assert f"CPU          7 ops, {digits_float.partition.cpu_macs:,} MACs (100.0%)" in text
+    assert "schedule" not in text  # nothing planned: no lower bound to compare
+    _write(digits_float, tmp_path)
+    markdown = (tmp_path / REPORT_MD).read_text()
+    assert "no quantization error" in markdown
+    partition = _table_after(markdown, "## Partition")
+    assert len(partition) - 1 == 7
+    assert all("--quantize none" in row[3] for row in partition[1:])
+    rows = layer_rows(digits_float)
+    assert sum(row.added_cycles for row in rows) == digits_float.simulation.cycles
+    assert all(row.cosine is None and row.lower_bound is None for row in rows)

@@ -1,0 +1,217 @@
+"""irc.runtime: a package from irc-compile runs through the Session API with the
+outputs irc-run gives on the command-level IR; sessions are independent; streaming
+runs every frame exactly; misuse is a clear error."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from irc.diagnostics import IrcError
+from irc.driver.pipeline import CompileOptions, compile_model
+from irc.fileio import StagedOutputs
+from irc.ir.io import PrintOptions, write_module
+from irc.ir.weights import WeightsMode
+from irc.runtime import Session
+from irc.sim.streaming import HOST_LANES
+from irc.tools.compile import main as compile_main
+from irc.tools.run import main as run_main
+
+ROOT = Path(__file__).resolve().parent.parent
+DIGITS = ROOT / "models" / "digits"
+
+
+@pytest.fixture(scope="module")
+def digits_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The digits CNN compiled by the irc-compile command line."""
+    out = tmp_path_factory.mktemp("digits") / "pkg"
+    status = compile_main(
+        [
+            str(DIGITS / "digits_cnn.onnx"),
+            "-o",
+            str(out),
+            "--calibration-data",
+            str(DIGITS / "digits_calibration.npz"),
+            "--no-progress",
+        ]
+    )
+    assert status == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def mobilenet_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from irc.testing.networks import NETWORKS
+
+    directory = tmp_path_factory.mktemp("mobilenet")
+    model = directory / "mobilenet.onnx"
+    onnx.save(NETWORKS["mobilenet_v2_style"](0), model)
+    out = directory / "pkg"
+    assert (
+        compile_main([str(model), "-o", str(out), "--calibration-samples", "2", "--no-progress"])
+        == 0
+    )
+    return out
+
+
+def images(count: int, seed: int = 0) -> list[np.ndarray]:
+    test = np.load(DIGITS / "digits_test.npz")["images"]
+    return [
+        test[index : index + 1] for index in np.random.default_rng(seed).choice(len(test), count)
+    ]
+
+
+def test_package_outputs_equal_irc_run_on_the_command_level_ir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Compiled in memory, the command-level module is printed as IR and run by
+    irc-run; written as a package, it is run by the runtime: the same bytes."""
+    result = compile_model(
+        DIGITS / "digits_cnn.onnx",
+        CompileOptions(calibration_data=DIGITS / "digits_calibration.npz"),
+    )
+    stream = tmp_path / "digits.npu.mlir"
+    with StagedOutputs() as staged:
+        write_module(result.module, stream, PrintOptions(weights=WeightsMode.SIDECAR), staged)
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name, content in result.files.items():
+        (package / name).write_bytes(content)
+    session = Session(package)
+    for index, image in enumerate(images(3)):
+        np.save(tmp_path / "image.npy", image)
+        out = tmp_path / f"out{index}"
+        status = run_main(
+            [str(stream), "--input", f"image={tmp_path / 'image.npy'}", "--output-dir", str(out)]
+        )
+        assert status == 0, capsys.readouterr().err
+        expected = np.load(out / "logits.npy")
+        got = session.run({"image": image})["logits"]
+        assert got.dtype == expected.dtype == np.float32
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_digits_package_classifies_like_the_float_model(digits_package: Path) -> None:
+    from irc.testing.reference import run_onnxruntime
+
+    model = onnx.load(DIGITS / "digits_cnn.onnx")
+    session = Session(digits_package)
+    test = np.load(DIGITS / "digits_test.npz")
+    agree = 0
+    chosen = range(0, 450, 15)
+    for index in chosen:
+        image = test["images"][index : index + 1]
+        reference = run_onnxruntime(model, {"image": image})["logits"]
+        agree += int(np.argmax(session.run({"image": image})["logits"]) == np.argmax(reference))
+    assert agree >= len(chosen) - 1
+
+
+def test_step_by_step_api(digits_package: Path) -> None:
+    session = Session(digits_package)
+    assert [(t.name, t.shape, t.dtype) for t in session.inputs] == [
+        ("image", (1, 1, 8, 8), np.dtype("float32"))
+    ]
+    assert [(t.name, t.shape) for t in session.outputs] == [("logits", (1, 10))]
+    assert session.inputs[0].npu_quantization["storage"] == "i8"
+    (image,) = images(1)
+    session.set_input(0, image)
+    assert session.run() is None
+    by_index = session.get_output(0)
+    np.testing.assert_array_equal(by_index, session.get_output("logits"))
+    np.testing.assert_array_equal(by_index, session.run({"image": image})["logits"])
+    assert session.report.cycles > 0 and session.report.total.commands > 0
+
+
+def test_sessions_are_independent(digits_package: Path, mobilenet_package: Path) -> None:
+    """Two packages open at once, run interleaved and from threads: each gives what
+    it gives alone."""
+    digits, mobilenet = Session(digits_package), Session(mobilenet_package)
+    other = Session(digits_package)
+    rng = np.random.default_rng(3)
+    frames = [rng.standard_normal((1, 3, 96, 96)).astype(np.float32) for _ in range(2)]
+    alone_digits = [Session(digits_package).run({"image": i})["logits"] for i in images(4)]
+    alone_mobilenet = [mobilenet.run({"input": f})["logits"] for f in frames]
+    for index, image in enumerate(images(4)):
+        np.testing.assert_array_equal(digits.run({"image": image})["logits"], alone_digits[index])
+        np.testing.assert_array_equal(
+            mobilenet.run({"input": frames[index % 2]})["logits"], alone_mobilenet[index % 2]
+        )
+        np.testing.assert_array_equal(
+            other.run({"image": images(4)[3 - index]})["logits"], alone_digits[3 - index]
+        )
+
+    results: dict[int, list[np.ndarray]] = {}
+
+    def work(index: int) -> None:
+        session = Session(digits_package) if index % 2 else digits
+        results[index] = [session.run({"image": image})["logits"] for image in images(4)]
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for outputs in results.values():
+        for got, expected in zip(outputs, alone_digits):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_streaming_runs_every_frame_exactly(digits_package: Path) -> None:
+    session = Session(digits_package)
+    frames = [{"image": image} for image in images(5, seed=7)]
+    streamed = session.stream(frames)
+    assert len(streamed.outputs) == 5
+    for feed, outputs in zip(frames, streamed.outputs):
+        np.testing.assert_array_equal(
+            outputs["logits"], Session(digits_package).run(feed)["logits"]
+        )
+    timing = streamed.timing
+    assert timing.frames == 5
+    single = session.report.cycles
+    assert timing.single_frame_cycles == single
+    # Frames overlap at best down to the busiest engine, and run no slower than one
+    # after the other (but for a later frame's early loads taking DDR turns from an
+    # earlier one's stores: first come, first served; see tests/test_streaming.py).
+    assert timing.total_cycles <= 5 * single * 1.001
+    # Each engine runs every frame's commands; the host runs consecutive frames' host
+    # calls on HOST_LANES threads, so one lane runs ceil(5 / HOST_LANES) frames' calls.
+    busy = dict(session.report.total.busy)
+    host = busy.pop("host")
+    assert timing.total_cycles >= max(5 * max(busy.values()), -(-5 // HOST_LANES) * host)
+    assert timing.total_cycles < 5 * single  # the host's conversions overlap the NPU
+    clock = session.package.target.mac_array.clock_hz
+    assert timing.fps == pytest.approx(5 / (timing.total_cycles / clock))
+    assert "FPS" in streamed.summary()
+    session.set_input("image", frames[0]["image"])
+    assert session.stream(3).timing.frames == 3
+
+
+@pytest.mark.parametrize(
+    ("misuse", "message"),
+    [
+        (lambda s: s.set_input("pixels", np.zeros((1, 1, 8, 8), np.float32)), "no input 'pixels'"),
+        (lambda s: s.set_input(1, np.zeros((1, 1, 8, 8), np.float32)), "there is no input 1"),
+        (lambda s: s.set_input("image", np.zeros((1, 8, 8), np.float32)), "shape \\[1, 1, 8, 8\\]"),
+        (lambda s: s.run(), "input 'image' was not set"),
+        (lambda s: s.get_output("logits"), "run\\(\\) has not run"),
+        (lambda s: s.get_output("probabilities"), "no output 'probabilities'"),
+        (lambda s: s.run({"image": np.full((1, 1, 8, 8), 0.5 + 0.5j)}), "image"),
+        (lambda s: s.stream(0), "at least one frame"),
+    ],
+)
+def test_misuse_is_a_clear_error(digits_package: Path, misuse, message: str) -> None:
+    session = Session(digits_package)
+    with pytest.raises(IrcError, match=message) as failure:
+        misuse(session)
+    assert "hint:" in failure.value.diagnostics[0].format() or "image" in message
+
+
+def test_not_a_package(tmp_path: Path) -> None:
+    with pytest.raises(IrcError, match="not a package directory"):
+        Session(tmp_path / "missing")
+    with pytest.raises(IrcError, match="not an irc package"):
+        Session(tmp_path)
