@@ -463,8 +463,6 @@ class _Decoder:
         result_types = [self.attribute(read.uint()) for _ in range(read.uint())]
         properties = {self.string(read.uint()): self.attribute_value() for _ in range(read.uint())}
         attributes = {self.string(read.uint()): self.attribute_value() for _ in range(read.uint())}
-        regions: list[Region] = []
-        op = None
         region_count = read.uint()
         # Results are numbered before the regions' values, as the encoder did.
         first_result = len(self.values)
