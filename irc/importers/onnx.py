@@ -78,6 +78,11 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 
 INPUT_SHAPE_HINT = "--input-shape NAME=1x3x224x224"
 
+MAX_TENSOR_ELEMENTS = 2**31 - 1
+"""The most elements a tensor of an imported model may have. Larger shapes come from a
+broken model (or a huge declared input): no NPU model has them, and the interpreter
+would try to allocate them."""
+
 
 # --------------------------------------------------------------------------------------
 # Public API
@@ -111,6 +116,14 @@ def load_model(path: Path | str) -> onnx.ModelProto:
     if not path.is_file():
         raise IrcError(
             Diagnostic(f"cannot open ONNX model '{path}': no such file", Location(str(path)))
+        )
+    if path.stat().st_size == 0:
+        raise IrcError(
+            Diagnostic(
+                f"cannot read ONNX model '{path}': the file is empty",
+                Location(str(path)),
+                hint="the export or the copy of the model did not finish",
+            )
         )
     try:
         return onnx.load(str(path), load_external_data=False)
@@ -406,6 +419,7 @@ class _GraphImporter:
     def _import_initializers(self) -> None:
         for tensor in self.graph.initializer:
             array = tensor_to_array(tensor, self.model_dir, self.source)
+            _check_no_nan(array, tensor.name, self.source)
             constant = nn.ConstantOp.from_array(array, location=_name_loc(tensor.name))
             self.block.add_op(constant)
             self.values[tensor.name] = constant.result
@@ -475,7 +489,9 @@ class _GraphImporter:
                             f"fixes it to {want}",
                             hint="only symbolic dimensions can be chosen",
                         )
-            return TensorType(element_type, given)
+            given_type = TensorType(element_type, given)
+            _check_size(given_type, what, Location(self.source))
+            return given_type
         if not _is_static(declared):
             shown = "unknown rank" if declared is None else _dims_text(declared)
             suggestion = (
@@ -488,7 +504,9 @@ class _GraphImporter:
                 f"{what} has a dynamic shape ({shown}); irc needs static shapes",
                 hint=f"fix its shape with {suggestion} (input_shapes in Python)",
             )
-        return TensorType(element_type, declared)
+        declared_type = TensorType(element_type, declared)
+        _check_size(declared_type, what, Location(self.source))
+        return declared_type
 
     def _import_nodes(self) -> None:
         """Convert every node; a failed node's outputs are poisoned so that its
@@ -533,6 +551,11 @@ class _GraphImporter:
                         f"output #{position} '{name}' is not supported by irc, but it is used"
                     )
                 continue
+            _check_size(
+                value.type,
+                f"{node.op_type}: output '{name}'",
+                Location(self.source, name=node.name),
+            )
             self.values[name] = value
 
     def _import_outputs(self) -> list[tuple[str, SSAValue]]:
@@ -597,6 +620,39 @@ class _GraphImporter:
                 self.known_arrays[result] = array
             stack.pop()
         return self.known_arrays[value]
+
+
+def _check_no_nan(array: np.ndarray, name: str, source: str | None) -> None:
+    """NaN weights are an error: no computation means them, and every layer that reads
+    them (and int8 calibration of everything after it) becomes NaN. Infinities are
+    kept: models use -inf on purpose, for masks and as the padding of max pools."""
+    if array.dtype.kind in "fc" and np.isnan(array).any():
+        count = int(np.isnan(array).sum())
+        raise IrcError(
+            Diagnostic(
+                f"initializer '{name}' holds {count} NaN value{'s' if count > 1 else ''} "
+                f"(of {array.size})",
+                Location(source),
+                hint="the weights are broken: check the training run or the export that wrote them",
+            )
+        )
+
+
+def _check_size(value_type: Attribute, what: str, location: Location) -> None:
+    """An error if `value_type` is a tensor of more than MAX_TENSOR_ELEMENTS."""
+    if isinstance(value_type, TensorType):
+        shape = value_type.get_shape()
+        elements = math.prod(shape)
+        if elements > MAX_TENSOR_ELEMENTS:
+            raise IrcError(
+                Diagnostic(
+                    f"{what} would have shape {_dims_text(shape)}: {elements:,} elements, more "
+                    f"than irc supports ({MAX_TENSOR_ELEMENTS:,})",
+                    location,
+                    hint="check the model's shapes (a wrong reshape or expand target, or a "
+                    "huge declared input dimension)",
+                )
+            )
 
 
 def _node_name(node: onnx.NodeProto, index: int) -> str:

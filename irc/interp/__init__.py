@@ -131,7 +131,8 @@ def _find_function(module: ModuleOp, entry: str) -> FuncOp:
     names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
     raise error(
         f"the module has no function @{entry}",
-        module,
+        # The module itself is rarely located; its first function is, in the file.
+        functions[0] if functions else module,
         hint=f"functions in the module: {names}",
     )
 

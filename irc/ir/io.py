@@ -119,7 +119,17 @@ def parse_module(
         if "is not registered" in parse_error.msg:
             hint = "use --allow-unregistered-dialect to accept ops of unknown dialects"
         location = Location.of_span(parse_error.span)
-        raise IrcError(Diagnostic(parse_error.msg, location, hint=hint)) from None
+        message = parse_error.msg.strip()
+        if parse_error.span.start >= len(text.rstrip()):
+            # xDSL's message at the end of the input names only the construct it was
+            # in (" in block definition"): say what happened.
+            message = (
+                f"unexpected end of the file ({message})"
+                if message
+                else "unexpected end of the file"
+            )
+            hint = "the IR ends before it is complete: is a '}' missing?"
+        raise IrcError(Diagnostic(message or "syntax error", location, hint=hint)) from None
     except (VerifyException, DiagnosticException) as failure:
         # Raised while building an attribute or op that the syntax allowed.
         message = str(failure).strip().splitlines()[0] if str(failure).strip() else "invalid IR"

@@ -173,6 +173,7 @@ def tool_error(tool: str, message: str, hint: str | None = None) -> IrcError:
 def load_model(tool: str, path: Path, input_shapes: dict[str, list[int]]) -> ModuleOp:
     """A model file as a verified module: `.onnx` imported, anything else parsed as
     textual IR (weights in a sidecar next to it are found)."""
+    from irc.diagnostics import Location, error
     from irc.ir.context import make_context
     from irc.ir.io import parse_module, verify_module
 
@@ -185,8 +186,14 @@ def load_model(tool: str, path: Path, input_shapes: dict[str, list[int]]) -> Mod
     else:
         try:
             text = path.read_text()
-        except (OSError, UnicodeDecodeError) as failure:
-            raise tool_error(tool, f"cannot read '{path}': {failure}") from None
+        except UnicodeDecodeError:
+            raise error(
+                f"'{path}' is not UTF-8 text",
+                Location(file=str(path)),
+                hint="textual IR is UTF-8; give an .onnx model its .onnx suffix",
+            ) from None
+        except OSError as failure:
+            raise tool_error(tool, f"cannot read '{path}': {failure.strerror}") from None
         module = parse_module(text, make_context(), str(path), weights_dir=path.parent)
     verify_module(module)
     return module

@@ -23,6 +23,7 @@ import functools
 import re
 import sys
 import time
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,8 +103,13 @@ def _read_inputs(options: Sequence[str]) -> dict[str, np.ndarray]:
             raise tool_error(TOOL, f"malformed --input '{option}'", hint="write NAME=FILE.npy")
         try:
             inputs[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as failure:
-            raise tool_error(TOOL, f"cannot read input '{name}' from '{file}': {failure}") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as failure:
+            # A file that starts like a zip archive is read as an .npz: BadZipFile.
+            raise tool_error(
+                TOOL,
+                f"cannot read input '{name}' from '{file}': {failure}",
+                hint="give a .npy file written by numpy.save",
+            ) from None
     return inputs
 
 
@@ -140,7 +146,16 @@ def run(args: argparse.Namespace) -> int:
         dtype = dtype_of(tensor_type.get_element_type())
         inputs[name] = random_array(tuple(tensor_type.get_shape()), dtype, rng)
 
-    missing = [name for name, _ in signature_inputs if name not in inputs]
+    known = [name for name, _ in signature_inputs]
+    unknown = [name for name in inputs if name not in known]
+    if unknown:
+        # Before the missing inputs: a misspelt name is the likelier mistake.
+        raise tool_error(
+            TOOL,
+            f"--input names '{unknown[0]}', which is not an input of the model",
+            hint=f"the inputs are: {', '.join(known) or 'none'}",
+        )
+    missing = [name for name in known if name not in inputs]
     if missing:
         raise tool_error(
             TOOL,

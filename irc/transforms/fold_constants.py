@@ -26,7 +26,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from irc.dialects import nn
-from irc.passes import option
+from irc.passes import PassOptionError, option
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
@@ -100,6 +100,12 @@ class FoldConstantsPass(ModulePass):
     name = "fold-constants"
 
     max_elements: int = option(0, "do not fold ops producing more elements than this (0: no limit)")
+
+    def __post_init__(self) -> None:
+        if self.max_elements < 0:
+            raise PassOptionError(
+                f"max-elements must be at least 0 (0: no limit), got {self.max_elements}"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         pattern = FoldConstantPattern(self.max_elements or None)

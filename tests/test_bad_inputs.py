@@ -1,0 +1,485 @@
+"""The corpus of bad inputs (tests/bad_inputs/): each case gives one clear diagnostic.
+
+Every case runs a tool in-process through its `main(argv)` and checks that it exits
+with status 1 (2 for a malformed command line), prints exactly one `error:` line that
+holds the expected text (and its location and hint where the case has them), prints
+no traceback, and leaves no output file behind (nor a half-written one). A few cases
+run the installed scripts as subprocesses, to check the real entry points too.
+
+The ONNX models, data files and target files are written by
+tests/bad_inputs/make_corpus.py (test_corpus_is_up_to_date checks they are current);
+the textual IR cases are in tests/bad_inputs/mlir/, one mistake each.
+
+NaN and Inf weights: an initializer holding NaN is an error naming it (no computation
+means NaN, and calibration after it would be meaningless); infinities are imported as
+they are, since models use -inf on purpose (masks, the padding of max pools).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irc.diagnostics import IrcError
+from irc.runtime import Session
+from irc.tools import calibrate, compile, import_onnx, opt, quantize, run, target
+
+CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+BIN = Path(sys.executable).parent
+
+TOOLS: dict[str, Callable[[list[str]], int]] = {
+    "irc-import-onnx": import_onnx.main,
+    "irc-opt": opt.main,
+    "irc-run": run.main,
+    "irc-quantize": quantize.main,
+    "irc-calibrate": calibrate.main,
+    "irc-target": target.main,
+    "irc-compile": compile.main,
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: the command line and what its diagnostic must say.
+
+    In `argv`, `{c}` is the corpus directory, `{out}` a fresh output path (a file, or a
+    directory for irc-compile) that must not exist afterwards, and `{pkg}` a package
+    damaged by `damage` (see PACKAGE_DAMAGE)."""
+
+    name: str
+    tool: str
+    argv: tuple[str, ...]
+    message: str
+    location: str | None = None
+    hint: str | None = None
+    status: int = 1
+    damage: str | None = None
+
+
+def case(name: str, tool: str, argv: str, message: str, **more: object) -> Case:
+    """A case whose command line is written as one string (split on spaces)."""
+    return Case(name, tool, tuple(argv.split()), message, **more)  # type: ignore[arg-type]
+
+
+IMPORT = "irc-import-onnx"
+CASES = [
+    # ---- truncated and garbage ONNX files
+    case("empty file", IMPORT, "{c}/onnx/empty.onnx -o {out}", "the file is empty",
+         location="empty.onnx: error:", hint="did not finish"),
+    case("random bytes", IMPORT, "{c}/onnx/random-bytes.onnx -o {out}", "cannot read ONNX model",
+         hint="not a valid ONNX protobuf"),
+    case("text file", IMPORT, "{c}/onnx/text.onnx -o {out}", "cannot read ONNX model"),
+    case("cut at 10%", IMPORT, "{c}/onnx/truncated-10.onnx -o {out}", "cannot read ONNX model"),
+    case("cut at 50%", IMPORT, "{c}/onnx/truncated-50.onnx -o {out}", "cannot read ONNX model"),
+    case("cut at 90%", IMPORT, "{c}/onnx/truncated-90.onnx -o {out}", "cannot read ONNX model"),
+    case("last byte cut", IMPORT, "{c}/onnx/truncated-last-byte.onnx -o {out}", "cannot read ONNX model"),
+    case("missing model", IMPORT, "{c}/onnx/nowhere.onnx -o {out}", "no such file"),
+    case("garbage to irc-run", "irc-run", "{c}/onnx/random-bytes.onnx --random-inputs --output-dir {out}",
+         "cannot read ONNX model"),
+    case("garbage to irc-compile", "irc-compile", "{c}/onnx/truncated-50.onnx -o {out} --no-progress",
+         "cannot read ONNX model"),
+    # ---- models onnx.checker rejects
+    case("checker: wrong input count", IMPORT, "{c}/onnx/checker-fails.onnx -o {out}",
+         "has input size 2", hint="onnx.checker"),
+    case("dangling edge", IMPORT, "{c}/onnx/dangling-edge.onnx -o {out}", "input 'ghost'"),
+    case("duplicate output", IMPORT, "{c}/onnx/duplicate-output.onnx -o {out}", "single static assignment"),
+    # ---- unsupported ops and opsets
+    case("unsupported op", IMPORT, "{c}/onnx/unsupported-op.onnx -o {out}",
+         "unsupported ONNX op 'Hardmax'", location="node 'hardmax_1'", hint="adding-an-op.md"),
+    case("unsupported op without a name", IMPORT, "{c}/onnx/unnamed-unsupported-op.onnx -o {out}",
+         "unsupported ONNX op 'Hardmax'", location="node 'Hardmax_1'"),
+    case("custom domain op", IMPORT, "{c}/onnx/custom-domain.onnx -o {out}",
+         "'Frobnicate' (domain 'com.example'", location="node 'frob'"),
+    case("opset too old", IMPORT, "{c}/onnx/opset-too-old.onnx -o {out}",
+         "opset 5; irc supports opsets 6 to 21", hint="convert_version(model, 6)"),
+    case("opset too new", IMPORT, "{c}/onnx/opset-too-new.onnx -o {out}",
+         "opset 40; irc supports", hint="convert_version(model, 21)"),
+    case("only a non-default domain", IMPORT, "{c}/onnx/only-ml-domain.onnx -o {out}",
+         "No opset import for domain ''"),
+    case("no default opset", IMPORT, "{c}/onnx/no-opset.onnx -o {out}", "No opset import for domain ''"),
+    # ---- dynamic shapes and --input-shape
+    case("dynamic shape", IMPORT, "{c}/onnx/dynamic.onnx -o {out}", "has a dynamic shape (batchx4)",
+         hint="--input-shape x=1x4"),
+    case("dynamic shape to irc-compile", "irc-compile", "{c}/onnx/dynamic.onnx -o {out} --no-progress",
+         "has a dynamic shape"),
+    case("input shape of wrong rank", IMPORT, "{c}/onnx/dynamic.onnx -o {out} --input-shape x=1x4x4",
+         "rank 3 (1x4x4), but the model declares rank 2", hint="give 2 dimensions"),
+    case("input shape of unknown input", IMPORT, "{c}/onnx/dynamic.onnx -o {out} --input-shape z=1x4 --input-shape x=1x4",
+         "names 'z', which is not a graph input", hint="the graph inputs are: x"),
+    case("input shape changes a fixed dim", IMPORT, "{c}/onnx/dynamic.onnx -o {out} --input-shape x=1x5",
+         "dimension 1 = 5, but the model fixes it to 4"),
+    case("input shape not numbers", IMPORT, "{c}/onnx/dynamic.onnx -o {out} --input-shape x=1xN",
+         "dimensions must be non-negative integers", status=2),
+    case("input shape negative", IMPORT, "{c}/onnx/dynamic.onnx -o {out} --input-shape x=-1x4",
+         "dimensions must be non-negative integers", status=2),
+    # ---- shape products that overflow
+    case("constant of shape 2**40", IMPORT, "{c}/onnx/constant-of-shape-overflow.onnx -o {out}",
+         "1,099,511,627,776 elements, more than irc supports", location="node 'huge'"),
+    case("expand to 2**42", "irc-run", "{c}/onnx/expand-overflow.onnx --random-inputs --output-dir {out}",
+         "would have shape 1099511627776x4", location="node 'expand'"),
+    case("huge declared input", "irc-run", "{c}/onnx/huge-input.onnx --random-inputs --output-dir {out}",
+         "graph input 'x' would have shape 2147483648x2147483648x2147483648"),
+    case("input shape too large", IMPORT,
+         "{c}/onnx/dynamic.onnx -o {out} --input-shape x=4294967296x4", "more than irc supports"),
+    # ---- NaN weights, external data
+    case("NaN weight", IMPORT, "{c}/onnx/nan-weight.onnx -o {out}",
+         "initializer 'w' holds 1 NaN value (of 4)", hint="weights are broken"),
+    case("NaN weight to irc-compile", "irc-compile", "{c}/onnx/nan-weight.onnx -o {out} --no-progress",
+         "initializer 'w' holds 1 NaN value"),
+    case("external data outside", IMPORT, "{c}/onnx/external-outside.onnx -o {out}",
+         "external data file '../outside.bin' lies outside the model directory",
+         hint="relative path inside"),
+    case("external data absolute", IMPORT, "{c}/onnx/external-absolute.onnx -o {out}",
+         "'/etc/passwd' lies outside"),
+    case("external data missing", IMPORT, "{c}/onnx/external-missing.onnx -o {out}",
+         "missing.bin' does not exist"),
+    # ---- textual IR: lexer, parser, verifier, unknown ops, types, sidecars
+    case("lexer: bad character", "irc-opt", "{c}/mlir/lexer-bad-character.mlir -o {out}",
+         "Unexpected character", location="lexer-bad-character.mlir:3:37:"),
+    case("lexer: unterminated string", "irc-opt", "{c}/mlir/lexer-unterminated-string.mlir -o {out}",
+         "before closing string literal", location="lexer-unterminated-string.mlir:2:"),
+    case("parser: missing type", "irc-opt", "{c}/mlir/parser-missing-type.mlir -o {out}",
+         "Expected ':'", location="parser-missing-type.mlir:4:3:"),
+    case("parser: undefined value", "irc-run", "{c}/mlir/parser-undefined-value.mlir --random-inputs",
+         "values used but not defined: [%ghost]"),
+    case("parser: unbalanced braces", "irc-opt", "{c}/mlir/parser-unbalanced.mlir -o {out}",
+         "unexpected end of the file", location="parser-unbalanced.mlir:5:1:", hint="'}' missing"),
+    case("verifier: result type", "irc-opt", "{c}/mlir/verifier-result-type.mlir -o {out}",
+         "does not match the inferred type tensor<1x4xf32>", location="verifier-result-type.mlir:3:3:"),
+    case("verifier: return type", "irc-run", "{c}/mlir/verifier-return-type.mlir --random-inputs",
+         "same types as the function output types", location="verifier-return-type.mlir:4:3:"),
+    case("verifier: conv channels", "irc-opt", "{c}/mlir/verifier-conv-channels.mlir -o {out}",
+         "weight expects 4 input channels, input has 3"),
+    case("unknown op", "irc-opt", "{c}/mlir/unknown-op.mlir -o {out}",
+         "nn.frobnicate is not registered", hint="--allow-unregistered-dialect"),
+    case("unknown dialect", "irc-run", "{c}/mlir/unknown-dialect.mlir --random-inputs",
+         "torch.relu is not registered", location="unknown-dialect.mlir:3:20:"),
+    case("wrong element types", "irc-opt", "{c}/mlir/wrong-element-types.mlir -o {out}",
+         "operand #1 has element type i32, expected f32"),
+    case("not a tensor", "irc-opt", "{c}/mlir/not-a-tensor.mlir -o {out}", "operand 'input' at position 0 does not verify"),
+    case("missing sidecar", "irc-run", "{c}/mlir/missing-sidecar.mlir --random-inputs",
+         "missing-sidecar.weights.npz' does not exist", location="missing-sidecar.mlir:2:1:"),
+    case("sidecar outside", "irc-opt", "{c}/mlir/sidecar-outside.mlir -o {out}", "lies outside"),
+    case("no @main", "irc-run", "{c}/mlir/no-main.mlir --random-inputs",
+         "no function @main", location="no-main.mlir:2:1:", hint="@forward"),
+    case("IR not UTF-8 (irc-opt)", "irc-opt", "{c}/mlir/not-utf8.mlir -o {out}", "is not UTF-8 text"),
+    case("IR not UTF-8 (irc-run)", "irc-run", "{c}/mlir/not-utf8.mlir --random-inputs",
+         "is not UTF-8 text", location="not-utf8.mlir: error:"),
+    # ---- passes, pass options, pipelines
+    case("unknown pass", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p frobnicate",
+         "unknown pass 'frobnicate'", hint="--list-passes"),
+    case("unknown option", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p canonicalize{frob=1}",
+         "'canonicalize' has no option 'frob'", location="<pass-pipeline>:1:14:", hint="top-down"),
+    case("bool option", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p canonicalize{top-down=maybe}",
+         "expected true or false, got 'maybe'"),
+    case("int option", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p fold-constants{max-elements=abc}",
+         "expected an integer, got 'abc'"),
+    case("negative option", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p fold-constants{max-elements=-5}",
+         "max-elements must be at least 0"),
+    case("enum option", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p convert-layout{layout=nhcw}",
+         "expected one of nhwc, nchw, got 'nhcw'"),
+    case("tile sizes out of range", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p plan-tiles{tile-sizes=0,1,1,1}",
+         "4 positive sizes"),
+    case("unclosed pipeline", "irc-opt", "{c}/mlir/valid.mlir -o {out} --pass-pipeline builtin.module(cse",
+         "found the end of the pipeline"),
+    case("extra parenthesis", "irc-opt", "{c}/mlir/valid.mlir -o {out} --pass-pipeline builtin.module(cse))",
+         "expected ',' between passes"),
+    case("function anchor", "irc-opt", "{c}/mlir/valid.mlir -o {out} --pass-pipeline func.func(cse)",
+         "cannot anchor passes on 'func.func'"),
+    case("empty pass name", "irc-opt", "{c}/mlir/valid.mlir -o {out} -p canonicalize,,cse",
+         "expected a pass name, found ','"),
+    # ---- target files
+    case("target: missing section", "irc-target", "check {c}/targets/missing-section.toml",
+         "missing table [sram]", location="missing-section.toml:1:1:", hint="size_kib"),
+    case("target: negative SRAM", "irc-target", "check {c}/targets/negative-sram.toml",
+         "sram.size_kib = -64 must be at least 1", location="negative-sram.toml:28:1:"),
+    case("target: zero clock (irc-opt)", "irc-opt", "{c}/mlir/valid.mlir -o {out} --target {c}/targets/zero-clock.toml",
+         "mac_array.clock_mhz = 0 must be more than 0", location="zero-clock.toml:20:1:"),
+    case("target: not a number (irc-compile)", "irc-compile",
+         "{c}/onnx/small.onnx -o {out} --no-progress --target {c}/targets/non-numeric.toml",
+         'mac_array.columns must be an integer, got the string "sixteen"'),
+    case("target: unknown key", "irc-compile", "{c}/onnx/small.onnx -o {out} --no-progress --target {c}/targets/unknown-key.toml",
+         "unknown key 'bankz' in [sram]", hint="did you mean 'banks'"),
+    case("target: bad TOML", "irc-target", "show {c}/targets/bad-toml.toml", "invalid TOML"),
+    case("target: unknown preset", "irc-opt", "{c}/mlir/valid.mlir -o {out} --target npu-dmo",
+         "unknown target 'npu-dmo'", hint="did you mean 'npu-demo'"),
+    case("target: missing file", "irc-target", "check {c}/targets/none.toml", "cannot read the target file"),
+    # ---- an SRAM too small for a layer
+    case("tiny SRAM (irc-compile)", "irc-compile",
+         "{c}/onnx/conv.onnx -o {out} --no-progress --target {c}/targets/tiny-sram.toml",
+         "needs at least 3072 bytes of SRAM", location="'conv'", hint="more SRAM"),
+    case("tiny SRAM (plan-tiles)", "irc-opt",
+         "{c}/mlir/valid.mlir -o {out} -p plan-tiles --target {c}/targets/tiny-sram.toml",
+         "bytes of SRAM", location="valid.mlir:3:3:"),
+    # ---- runtime inputs
+    case("input: wrong name (.mlir)", "irc-run", "{c}/mlir/valid.mlir --input z={c}/data/x.npy --output-dir {out}",
+         "--input names 'z', which is not an input", hint="the inputs are: x"),
+    case("input: wrong shape (.mlir)", "irc-run", "{c}/mlir/valid.mlir --input x={c}/data/x-wrong-shape.npy --output-dir {out}",
+         "shape"),
+    case("input: wrong dtype (.mlir)", "irc-run", "{c}/mlir/valid.mlir --input x={c}/data/x-wrong-dtype.npy --output-dir {out}",
+         "x"),
+    case("input: wrong shape (.onnx)", "irc-run", "{c}/onnx/small.onnx --input x={c}/data/x-wrong-shape.npy --output-dir {out}",
+         "shape"),
+    case("input: missing (.onnx)", "irc-run", "{c}/onnx/small.onnx --output-dir {out}", "'x'"),
+    case("input: not a .npy", "irc-run", "{c}/mlir/valid.mlir --input x={c}/data/not-npy.npy --output-dir {out}",
+         "not-npy.npy"),
+    case("input: truncated .npy", "irc-run", "{c}/onnx/small.onnx --input x={c}/data/truncated.npy --output-dir {out}",
+         "truncated.npy"),
+    case("input: missing .npy", "irc-run", "{c}/onnx/small.onnx --input x={c}/data/none.npy --output-dir {out}",
+         "none.npy"),
+    case("input: wrong name (package)", "irc-run", "{pkg} --input z={c}/data/x.npy --output-dir {out}", "--input names 'z'",
+         damage="none"),
+    case("input: wrong shape (package)", "irc-run", "{pkg} --input x={c}/data/x-wrong-shape.npy --output-dir {out}",
+         "shape", damage="none"),
+    case("input: wrong dtype (package)", "irc-run", "{pkg} --input x={c}/data/x-wrong-dtype.npy --output-dir {out}",
+         "x", damage="none"),
+    # ---- corrupted packages
+    case("package: flipped weights byte", "irc-run", "{pkg} --random-inputs --output-dir {out}", "SHA-256",
+         damage="flip weights"),
+    case("package: flipped program byte", "irc-run", "{pkg} --random-inputs --output-dir {out}", "SHA-256",
+         damage="flip program"),
+    case("package: truncated program", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "bytes; the manifest", damage="truncate program"),
+    case("package: missing manifest", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "not an irc package", damage="remove manifest"),
+    case("package: manifest version", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "format version 7", damage="manifest version"),
+    case("package: manifest not JSON", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "cannot read the manifest", damage="manifest not json"),
+    case("package: garbage program, checksums match", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "program.bin", damage="garbage program"),
+    case("package: program of the wrong magic", "irc-run", "{pkg} --random-inputs --output-dir {out}",
+         "program.bin", damage="zero program header"),
+    # ---- calibration data
+    case("calibrate: missing data", "irc-calibrate", "{c}/onnx/small.onnx --data {c}/data/none.npz -o {out}",
+         "none.npz"),
+    case("calibrate: wrong shape", "irc-calibrate", "{c}/onnx/small.onnx --data {c}/data/calib-wrong-shape.npz -o {out}",
+         "shape"),
+    case("calibrate: empty directory", "irc-calibrate", "{c}/onnx/small.onnx --data {c}/data/calib-empty -o {out}",
+         "calib-empty"),
+    case("calibrate: not a .npz", "irc-calibrate", "{c}/onnx/small.onnx --data {c}/data/calib-not-npz.npz -o {out}",
+         "calib-not-npz.npz"),
+    case("quantize: empty directory", "irc-quantize", "{c}/onnx/small.onnx --data {c}/data/calib-empty -o {out}",
+         "calib-empty"),
+    case("quantize: broken sample", "irc-quantize", "{c}/onnx/small.onnx --data {c}/data/calib-bad-sample -o {out}",
+         "0.npy"),
+    case("quantize: wrong shape", "irc-quantize", "{c}/onnx/small.onnx --data {c}/data/calib-wrong-shape.npz -o {out}",
+         "shape"),
+    # ---- malformed command lines (argparse: status 2)
+    case("compile: bad -O", "irc-compile", "{c}/onnx/small.onnx -o {out} -O7", "invalid choice", status=2),
+    case("run: unknown flag", "irc-run", "{c}/mlir/valid.mlir --frobnicate", "unrecognized arguments", status=2),
+]  # fmt: skip
+
+
+def _flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _edit_manifest(directory: Path, edit: Callable[[dict], None]) -> None:
+    manifest = json.loads((directory / "manifest.json").read_text())
+    edit(manifest)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _replace_with_checksum(directory: Path, name: str, content: bytes) -> None:
+    """Replace a package file and record its new size and checksum in the manifest, so
+    that only the decoder can notice."""
+    (directory / name).write_bytes(content)
+
+    def record(manifest: dict) -> None:
+        manifest["files"][name] = {
+            "bytes": len(content),
+            "sha256": hashlib.sha256(content).hexdigest(),
+        }
+
+    _edit_manifest(directory, record)
+
+
+def _garbage_program(directory: Path) -> None:
+    # The right magic and version, then random bytes: the decoder must reject them.
+    header = (directory / "program.bin").read_bytes()[:8]
+    noise = np.random.default_rng(3).bytes(200)
+    _replace_with_checksum(directory, "program.bin", header + noise)
+
+
+def _zero_program_header(directory: Path) -> None:
+    program = (directory / "program.bin").read_bytes()
+    _replace_with_checksum(directory, "program.bin", b"\0" * 8 + program[8:])
+
+
+PACKAGE_DAMAGE: dict[str, Callable[[Path], object]] = {
+    "none": lambda d: None,
+    "flip weights": lambda d: _flip_byte(d / "weights.bin"),
+    "flip program": lambda d: _flip_byte(d / "program.bin"),
+    "truncate program": lambda d: (d / "program.bin").write_bytes((d / "program.bin").read_bytes()[:-10]),
+    "remove manifest": lambda d: (d / "manifest.json").unlink(),
+    "manifest version": lambda d: _edit_manifest(d, lambda m: m.update(version=7)),
+    "manifest not json": lambda d: (d / "manifest.json").write_text('{"version": 1,'),
+    "garbage program": _garbage_program,
+    "zero program header": _zero_program_header,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus's small model compiled once (relu(x @ w + b), x: 1x4)."""
+    directory = tmp_path_factory.mktemp("package") / "small"
+    status = compile.main(
+        [str(CORPUS / "onnx" / "small.onnx"), "-o", str(directory), "--no-progress"]
+    )
+    assert status == 0
+    return directory
+
+
+def _run_tool(
+    tool: str, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    try:
+        status = TOOLS[tool](argv)
+    except SystemExit as exit_request:  # argparse, in the tools that let it exit
+        status = exit_request.code if isinstance(exit_request.code, int) else 1
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def substitute(argv: tuple[str, ...], out: Path, package_dir: Path) -> list[str]:
+    """The command line with {c}, {out} and {pkg} replaced (pass options keep their braces)."""
+    replacements = {"{c}": str(CORPUS), "{out}": str(out), "{pkg}": str(package_dir)}
+    words = []
+    for word in argv:
+        for placeholder, value in replacements.items():
+            word = word.replace(placeholder, value)
+        words.append(word)
+    return words
+
+
+def check_one_diagnostic(the_case: Case, status: int, stdout: str, stderr: str) -> None:
+    """Status, exactly one `error:` line with the message, location and hint, no traceback."""
+    assert "Traceback" not in stdout + stderr, stderr
+    assert status == the_case.status, stderr
+    errors = [line for line in stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, stderr
+    (line,) = errors
+    assert the_case.message in line, stderr
+    if the_case.location is not None:
+        assert the_case.location in line, stderr
+    if the_case.hint is not None:
+        hints = [text for text in stderr.splitlines() if text.strip().startswith("hint:")]
+        assert any(the_case.hint in text for text in hints), stderr
+
+
+@pytest.mark.parametrize("the_case", CASES, ids=[c.name for c in CASES])
+def test_bad_input(
+    the_case: Case,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    out = tmp_path / ("out" if the_case.tool in ("irc-compile", "irc-run") else "out.mlir")
+    package_dir = tmp_path / "pkg"
+    if the_case.damage is not None:
+        shutil.copytree(request.getfixturevalue("package"), package_dir)
+        PACKAGE_DAMAGE[the_case.damage](package_dir)
+    argv = substitute(the_case.argv, out, package_dir)
+    status, stdout, stderr = _run_tool(the_case.tool, argv, capsys)
+    check_one_diagnostic(the_case, status, stdout, stderr)
+    # Nothing written: no output, no staged temporary beside it.
+    assert not out.exists() or (out.is_dir() and not any(out.iterdir())), list(tmp_path.iterdir())
+    leftovers = [path.name for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
+    assert not leftovers
+
+
+def test_corpus_has_every_category() -> None:
+    assert len(CASES) >= 60
+    assert len({c.name for c in CASES}) == len(CASES)
+    assert set(PACKAGE_DAMAGE) == {c.damage for c in CASES if c.damage is not None}
+
+
+def test_corpus_is_up_to_date(tmp_path: Path) -> None:
+    """make_corpus.py writes exactly the committed files (deterministic, and current)."""
+    sys.path.insert(0, str(CORPUS))
+    try:
+        import make_corpus
+    finally:
+        sys.path.remove(str(CORPUS))
+    make_corpus.write_corpus(tmp_path / "onnx", tmp_path / "data", tmp_path / "targets")
+    for directory in ("onnx", "data", "targets"):
+        written = {
+            p.relative_to(tmp_path): p.read_bytes()
+            for p in (tmp_path / directory).rglob("*")
+            if p.is_file()
+        }
+        committed = {
+            p.relative_to(CORPUS): p.read_bytes()
+            for p in (CORPUS / directory).rglob("*")
+            if p.is_file()
+        }
+        assert written == committed, f"run tests/bad_inputs/make_corpus.py ({directory} differs)"
+
+
+def test_inf_weights_are_imported(capsys: pytest.CaptureFixture[str]) -> None:
+    """-inf is a legitimate weight (masks): imported as it is, without a diagnostic."""
+    status = import_onnx.main([str(CORPUS / "onnx" / "inf-weight.onnx"), "--weights", "inline"])
+    captured = capsys.readouterr()
+    assert status == 0 and captured.err == ""
+    assert "0xff800000" in captured.out  # -inf, printed as its bits
+
+
+SESSION_MISUSE: dict[str, tuple[Callable[[Session], object], str]] = {
+    "unknown input name": (lambda s: s.set_input("z", np.zeros((1, 4), np.float32)), "no input 'z'"),
+    "wrong shape": (lambda s: s.set_input("x", np.zeros((2, 3), np.float32)), "has shape [1, 4]"),
+    "wrong dtype": (lambda s: s.run({"x": np.array([["a", "b", "c", "d"]])}), "'x'"),
+    "missing input": (lambda s: s.run(), "input 'x' was not set"),
+    "input index out of range": (lambda s: s.set_input(3, np.zeros((1, 4))), "input"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("misuse", SESSION_MISUSE, ids=list(SESSION_MISUSE))
+def test_session_misuse(package: Path, misuse: str) -> None:
+    call, message = SESSION_MISUSE[misuse]
+    session = Session(package)
+    with pytest.raises(IrcError) as failure:
+        call(session)
+    (diagnostic,) = failure.value.diagnostics
+    assert message in diagnostic.message
+    assert diagnostic.hint
+
+
+@pytest.mark.parametrize("damage", ["garbage program", "flip weights", "manifest version"])
+def test_session_on_damaged_packages(package: Path, tmp_path: Path, damage: str) -> None:
+    directory = tmp_path / "pkg"
+    shutil.copytree(package, directory)
+    PACKAGE_DAMAGE[damage](directory)
+    with pytest.raises(IrcError) as failure:
+        Session(directory)
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.hint
+
+
+SCRIPTS = [c for c in CASES if c.name in {
+    "truncated", "cut at 50%", "lexer: bad character", "unknown pass", "target: negative SRAM",
+    "compile: bad -O", "expand to 2**42", "calibrate: empty directory",
+}]  # fmt: skip
+
+
+@pytest.mark.parametrize("the_case", SCRIPTS, ids=[c.name for c in SCRIPTS])
+def test_installed_scripts(the_case: Case, tmp_path: Path) -> None:
+    """The real entry points: the same one diagnostic and status, no traceback."""
+    out = tmp_path / "out"
+    argv = substitute(the_case.argv, out, tmp_path / "no-package")
+    result = subprocess.run(
+        [str(BIN / the_case.tool), *argv], capture_output=True, text=True, timeout=120
+    )
+    check_one_diagnostic(the_case, result.returncode, result.stdout, result.stderr)
+    assert not out.exists()
