@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo tutorial test lint lit pytest bench clean
+.PHONY: demo tutorial test lint lit pytest bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ lit: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q -n 2
+
+# Differential fuzzing (docs/testing.md): make fuzz N=10000 SEED=0
+N ?= 1000
+SEED ?= 0
+fuzz: $(STAMP)
+	$(BIN)/python -m irc.testing.fuzz --count $(N) --seed $(SEED) --jobs 2 --save-failures tests/fuzz_regressions
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_compile.py

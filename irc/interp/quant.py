@@ -35,8 +35,12 @@ def quantize(x: np.ndarray, element: quant.UniformQuantizedType) -> np.ndarray:
     """stored = clamp(round_half_even(x / scale) + zero_point, storage range)."""
     scales, zero_points = _parameters(element, x.ndim, x.dtype)
     low, high = element.storage_range
-    stored = np.rint(x / scales).astype(np.int64) + zero_points
-    return np.clip(stored, low, high).astype(weights.dtype_of(element.storage_type))
+    with np.errstate(over="ignore"):  # a huge x / scale saturates like any other
+        steps = np.rint(x / scales)
+    # Clipped before the cast to integers: +-inf (a lookup table of exp over a wide
+    # range) saturates to the range's ends; cast first, it would wrap to int64's minimum.
+    stored = np.clip(steps + zero_points, low, high)
+    return stored.astype(weights.dtype_of(element.storage_type))
 
 
 def dequantize(stored: np.ndarray, element: quant.UniformQuantizedType) -> np.ndarray:

@@ -134,8 +134,8 @@ class AddTile(_Rescale):
             centred = np.subtract(array, zero_point, dtype=np.int64)
             centred <<= self.left_shift
             terms.append(scheme.fixed_point_multiply(centred, multiplier, shift))
-        terms[0] += terms[1]
-        self.into(output, terms[0])
+        # Not in place: either input may be the one broadcast (a constant lhs).
+        self.into(output, terms[0] + terms[1])
 
 
 class MulTile(_Rescale):
@@ -152,8 +152,10 @@ class MulTile(_Rescale):
 
     def __call__(self, lhs: np.ndarray, rhs: np.ndarray, output: np.ndarray) -> None:
         """output = requantize((lhs - lhs_zero_point) * (rhs - rhs_zero_point))."""
-        product = np.subtract(lhs, self.zero_points[0], dtype=np.int64)
-        product *= np.subtract(rhs, self.zero_points[1], dtype=np.int64)
+        # Not in place: either input may be the one broadcast (a constant lhs).
+        product = np.subtract(lhs, self.zero_points[0], dtype=np.int64) * np.subtract(
+            rhs, self.zero_points[1], dtype=np.int64
+        )
         self.into(output, product)
 
 
