@@ -23,10 +23,9 @@ from irc.testing.fuzz import (
     generate,
     main,
     minimize,
-    random_feeds,
     save_regression,
 )
-from irc.testing.reference import run_onnxruntime
+from irc.testing.reference import random_inputs, run_onnxruntime
 
 GENERATOR_SEEDS = range(300)
 BATCH_SEEDS = range(25)
@@ -47,7 +46,7 @@ def test_the_generator_makes_valid_graphs_that_onnxruntime_runs() -> None:
         onnx.checker.check_model(model, full_check=True)
         onnx.shape_inference.infer_shapes(model, strict_mode=True)
         assert 1 <= len(model.graph.node) <= 30
-        outputs = run_onnxruntime(model, random_feeds(model, seed))
+        outputs = run_onnxruntime(model, random_inputs(model, seed))
         for name, shape in _output_shapes(model).items():
             # The shapes the generator tracked are the ones onnxruntime computes.
             assert outputs[name].shape == shape, (seed, name)

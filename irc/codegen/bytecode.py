@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -550,12 +549,3 @@ def decode(data: bytes, blob: bytes, ctx: Context, where: str = "program.bin") -
     if not isinstance(module, ModuleOp):
         raise decoder.read.fail(f"the top-level op is '{module.name}', not builtin.module")
     return module
-
-
-def walk_dense(module: ModuleOp) -> Iterator[DenseIntOrFPElementsAttr]:
-    """Every dense constant of the module, in the order `encode` stores them."""
-    for op in module.walk():
-        for entries in (op.properties, op.attributes):
-            for value in entries.values():
-                if isinstance(value, DenseIntOrFPElementsAttr):
-                    yield value

@@ -54,10 +54,12 @@ from irc.resources import fewer_collections, release_memory
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
+    from irc.quantize.calibration import CalibrationStats
     from irc.quantize.report import ErrorReport
     from irc.sim.run import Report
     from irc.targets import Target
     from irc.transforms.plan_tiles import TilingReport
+    from irc.transforms.quantize import QuantizeConfig
 
 GRAPH_OPT = "graph-opt{activations=relu,clip}"
 """The graph passes: relu and clip fused before calibration (see irc-quantize)."""
@@ -369,6 +371,23 @@ def _calibration_samples(
     return samples, f"{count} random normal samples (seed {options.seed})"
 
 
+def int8_module(
+    module: ModuleOp, stats: CalibrationStats, config: QuantizeConfig, target: Target
+) -> ModuleOp:
+    """The int8 module of a float module calibrated as `stats`: its QDQ form lowered to
+    integer `qnn` ops, the float ops `target` cannot run marked for the CPU, verified
+    (the fuzzer quantizes the same way: irc/testing/fuzz.py)."""
+    from irc.ir.io import verify_module
+    from irc.quantize.mixed_precision import mark_cpu_fallbacks, quantize_keeping_float
+    from irc.transforms.lower_to_qnn import lower_module
+
+    qdq, _ = quantize_keeping_float(module, stats, config, [])
+    lower_module(qdq, target)
+    mark_cpu_fallbacks(qdq, target)
+    verify_module(qdq)
+    return qdq
+
+
 def _quantize(
     module: ModuleOp,
     samples: list[dict[str, np.ndarray]],
@@ -376,11 +395,8 @@ def _quantize(
     target: Target,
     stages: _Stages,
 ) -> tuple[ModuleOp, ErrorReport, dict[str, tuple[float, float]]]:
-    from irc.ir.io import verify_module
     from irc.quantize.calibration import calibrate
-    from irc.quantize.mixed_precision import mark_cpu_fallbacks, quantize_keeping_float
     from irc.quantize.observers import ObserverConfig
-    from irc.transforms.lower_to_qnn import lower_module
     from irc.transforms.quantize import QuantizeConfig
 
     observer = ObserverConfig(options.chosen_observer)
@@ -389,14 +405,7 @@ def _quantize(
         exclude_names=frozenset(options.float_layers), bias_correction=options.opt_level >= 2
     )
 
-    def quantize() -> ModuleOp:
-        qdq, _ = quantize_keeping_float(module, stats, config, [])
-        lower_module(qdq, target)
-        mark_cpu_fallbacks(qdq, target)
-        verify_module(qdq)
-        return qdq
-
-    lowered = stages.run("quantize", quantize)
+    lowered = stages.run("quantize", lambda: int8_module(module, stats, config, target))
 
     def measure() -> tuple[ErrorReport, dict[str, tuple[float, float]]]:
         from irc.interp import function_signature

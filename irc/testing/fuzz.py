@@ -784,16 +784,6 @@ class Result:
         return self.status, self.level, " ".join(words[:6])
 
 
-def random_feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
-    """Seeded standard-normal inputs for every graph input of `model`."""
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for value in model.graph.input:
-        shape = [dim.dim_value for dim in value.type.tensor_type.shape.dim]
-        feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
-    return feeds
-
-
 def compare_float(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]) -> str:
     """The empty string when every output is within FLOAT_RTOL of onnxruntime's,
     elementwise, with an absolute tolerance of FLOAT_ATOL times the output's largest
@@ -903,21 +893,19 @@ def _run_levels(
     from xdsl.dialects.func import FuncOp
 
     from irc.diagnostics import collect_diagnostics
-    from irc.driver.pipeline import GRAPH_OPT
+    from irc.driver.pipeline import GRAPH_OPT, int8_module
     from irc.importers.onnx import import_model
     from irc.interp import run_function
     from irc.ir.context import make_context
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
-    from irc.quantize.mixed_precision import mark_cpu_fallbacks, quantize_keeping_float
     from irc.targets import load_target, using_target
-    from irc.testing.reference import run_onnxruntime
-    from irc.transforms.lower_to_qnn import lower_module
+    from irc.testing.reference import random_inputs, run_onnxruntime
     from irc.transforms.plan_tiles import plan_module
     from irc.transforms.quantize import QuantizeConfig, prepare_for_calibration
 
-    feeds = random_feeds(model, seed)
+    feeds = random_inputs(model, seed)
     expected = run_onnxruntime(model, feeds)
     passed("nn")
 
@@ -938,14 +926,9 @@ def _run_levels(
         target = load_target(target_spec)
         align_channels, double_buffer = seed % 2 == 0, seed // 2 % 2 == 0
         prepare_for_calibration(module)
-        samples = [feeds, random_feeds(model, seed + 1)]
+        samples = [feeds, random_inputs(model, seed + 1)]
         stats = calibrate(module, samples, "minmax", progress=False)
-        quantized, _ = quantize_keeping_float(
-            module, stats, QuantizeConfig(bias_correction=True), []
-        )
-        lower_module(quantized, target)
-        mark_cpu_fallbacks(quantized, target)
-        verify_module(quantized)
+        quantized = int8_module(module, stats, QuantizeConfig(bias_correction=True), target)
         reference = run_function(quantized, feeds)
         passed("tile")
         with using_target(target):
@@ -964,16 +947,15 @@ def _run_levels(
         passed("package")
         if not package:
             return
-        from irc.codegen.package import package_files
+        from irc.codegen.package import package_files, stage_files
+        from irc.fileio import StagedOutputs
         from irc.runtime import Session
 
         assert any(isinstance(op, FuncOp) for op in quantized.ops)
         files = package_files(quantized, target, {"model": {"name": model.graph.name}})
         with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as directory:
-            for name, content in files.items():
-                path = Path(directory) / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
+            with StagedOutputs() as staged:
+                stage_files(files, Path(directory), staged)
             outputs = Session(directory).run(feeds)
         assert outputs is not None
         check(compare_exact(outputs, reference))
@@ -1028,11 +1010,11 @@ def _valid(model: onnx.ModelProto) -> bool:
     """Does `model` pass the checker, and does onnxruntime run it?"""
     import onnx
 
-    from irc.testing.reference import run_onnxruntime
+    from irc.testing.reference import random_inputs, run_onnxruntime
 
     try:
         onnx.checker.check_model(model, full_check=True)
-        run_onnxruntime(model, random_feeds(model, 0))
+        run_onnxruntime(model, random_inputs(model, 0))
     except Exception:
         return False
     return True
