@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import TensorType
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp import run_function
 from irc.interp.quant import dequantize, quantize
+from irc.ir import fixed_point
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.quantize import scheme
@@ -612,7 +613,7 @@ def test_clamp_is_exact() -> None:
 def test_requantize_per_channel_of_a_quantized_input() -> None:
     acc = RNG.integers(-(1 << 20), 1 << 20, size=(2, 3, 5)).astype(np.int32)
     reals = [0.001, 0.02, 0.3]
-    multipliers, shifts = scheme.quantize_multipliers(reals)
+    multipliers, shifts = fixed_point.quantize_multipliers(reals)
     y_type = qtype(acc.shape, 1.0, 5, signed=False)
     body = (
         f"  %out = qnn.requantize %x {{axis = 1, multiplier = {multipliers}, shift = {shifts}, "

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import TensorType
 from irc.diagnostics import IrcError
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp import run_function
+from irc.ir import fixed_point
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.quantize import scheme
@@ -59,7 +60,7 @@ def constants(prefix: str = "c", values: Sequence[int] = (-1, 0, 1, 2, 3, 4, 5, 
 
 def requant_params(reals: np.ndarray) -> np.ndarray:
     """[C, 2] int32 (multiplier, shift) pairs for real multipliers."""
-    multipliers, shifts = scheme.quantize_multipliers(reals)
+    multipliers, shifts = fixed_point.quantize_multipliers(reals)
     return np.stack([multipliers, shifts], axis=1).astype(np.int32)
 
 
@@ -307,7 +308,7 @@ def test_pooling_with_padding_tiled_by_rows_is_bit_exact(kind: str) -> None:
         # tile that counted its padding would differ.
         centered = x.astype(np.int64) + 6
         corner = centered[0, 0:2, 0:2, :].sum(axis=(0, 1))
-        expected = scheme.divide_round(corner, *scheme.rescale_multiplier(0.1, 0.08), 4) + 3
+        expected = fixed_point.divide_round(corner, *scheme.rescale_multiplier(0.1, 0.08), 4) + 3
         assert np.array_equal(tiled[0, 0, 0], np.clip(expected, -128, 127))
 
 

@@ -1,5 +1,5 @@
 """The exact integer kernels (irc/interp/kernels.py) and the fixed-point rounding
-(irc/quantize/scheme.py) against plain int64 and Python-integer references.
+(irc/ir/fixed_point.py) against plain int64 and Python-integer references.
 
 The kernels multiply in float32 chunks and add the chunks in float64; these tests
 drive them to the edges of that exactness (the largest products, depths of many
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from irc.interp.kernels import IntegerConv, IntegerMatmul, exact_product, product_plan
-from irc.quantize import scheme
+from irc.ir import fixed_point
 
-INT32 = (scheme.INT32_MIN, scheme.INT32_MAX)
+INT32 = (fixed_point.INT32_MIN, fixed_point.INT32_MAX)
 
 
 def reference_conv(
@@ -95,9 +95,9 @@ def test_the_integer_conv_is_exact_and_saturates_as_the_mac_command_defines(seed
     )
     bias = None
     if seed % 2:
-        bias = rng.choice([scheme.INT32_MIN, scheme.INT32_MAX, 5], group * per_group).astype(
-            np.int32
-        )
+        bias = rng.choice(
+            [fixed_point.INT32_MIN, fixed_point.INT32_MAX, 5], group * per_group
+        ).astype(np.int32)
     expected = reference_conv(
         source, weight, start, strides, dilations, group, zero_point, accumulate, bias
     )
@@ -182,19 +182,25 @@ def rounding_reference(accumulator: int, multiplier: int, shift: int) -> int:
     return quotient
 
 
-@pytest.mark.parametrize("shift", [scheme.SHIFT_MIN, -7, -1, 0, 1, 9, scheme.SHIFT_MAX])
+@pytest.mark.parametrize("shift", [fixed_point.SHIFT_MIN, -7, -1, 0, 1, 9, fixed_point.SHIFT_MAX])
 def test_fixed_point_multiply_rounds_half_to_even_exactly(shift: int) -> None:
     rng = np.random.default_rng(shift + 100)
-    multipliers = [scheme.MULTIPLIER_MIN, scheme.MULTIPLIER_MAX, int(rng.integers(2**30, 2**31))]
-    edges = [scheme.INT32_MIN, scheme.INT32_MAX, 0, -1, 1]
+    multipliers = [
+        fixed_point.MULTIPLIER_MIN,
+        fixed_point.MULTIPLIER_MAX,
+        int(rng.integers(2**30, 2**31)),
+    ]
+    edges = [fixed_point.INT32_MIN, fixed_point.INT32_MAX, 0, -1, 1]
     for multiplier in multipliers:
         # Exact ties, their neighbours, the int32 edges and random values.
         step = max((1 << (31 + shift - 1)) // multiplier, 1)
         ties = [k * step + d for k in range(-6, 7) for d in (-1, 0, 1)]
-        values = edges + ties + rng.integers(scheme.INT32_MIN, scheme.INT32_MAX, 200).tolist()
-        values = [v for v in values if scheme.INT32_MIN <= v <= scheme.INT32_MAX]
+        values = (
+            edges + ties + rng.integers(fixed_point.INT32_MIN, fixed_point.INT32_MAX, 200).tolist()
+        )
+        values = [v for v in values if fixed_point.INT32_MIN <= v <= fixed_point.INT32_MAX]
         for dtype in (np.int64, np.int32):
-            got = scheme.fixed_point_multiply(np.array(values, dtype), multiplier, shift)
+            got = fixed_point.fixed_point_multiply(np.array(values, dtype), multiplier, shift)
             expected = [rounding_reference(v, multiplier, shift) for v in values]
             assert got.tolist() == expected
 
@@ -203,4 +209,4 @@ def test_fixed_point_multiply_refuses_values_outside_int32_of_any_dtype() -> Non
     # int32 inputs skip the range check by their type; uint32 and int64 ones do not.
     for values in (np.array([2**32 - 1], np.uint32), np.array([2**31], np.int64)):
         with pytest.raises(ValueError, match="outside the int32 range"):
-            scheme.fixed_point_multiply(values, scheme.MULTIPLIER_MIN, 0)
+            fixed_point.fixed_point_multiply(values, fixed_point.MULTIPLIER_MIN, 0)

@@ -37,6 +37,7 @@ from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import tile as tile_dialect
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp import run_function
+from irc.ir import fixed_point
 from irc.ir.context import make_context
 from irc.ir.io import module_to_string, parse_module, verify_module
 from irc.passes import parse_pipeline
@@ -603,7 +604,7 @@ def test_matmul_with_a_rank_3_lhs_and_requantize(per_channel: bool, tile: tuple[
         axis = "axis = 2, "
     else:
         b_type = qtype(b.shape, 0.01)
-        multiplier, shift = scheme.quantize_multiplier(0.1 * 0.01 / output_scale)
+        multiplier, shift = fixed_point.quantize_multiplier(0.1 * 0.01 / output_scale)
         multipliers, shifts, axis = [multiplier], [shift], ""
     y_type = qtype((2, 5, 7), output_scale, 6)
     body = (
@@ -806,7 +807,7 @@ def _elementwise_program(
         return program([("a", a_type)], body, [("y", y_type)]), [a]
     assert kind == "requantize per channel"
     y_type = qtype(shape, 0.1, -1)
-    multipliers, shifts = scheme.quantize_multipliers(rng.uniform(0.3, 1.5, shape[3]))
+    multipliers, shifts = fixed_point.quantize_multipliers(rng.uniform(0.3, 1.5, shape[3]))
     body = (
         f"  %y = qnn.requantize %a {{axis = 3, multiplier = {multipliers}, shift = {shifts}"
         f"{forced}}} : ({a_type}) -> {y_type}"
@@ -1072,7 +1073,7 @@ def test_a_concat_rescales_inputs_of_other_scales(tmp_path: Path) -> None:
     types = [qtype(shape, scale, zero) for shape, scale, zero in zip(shapes, scales, zeros)]
     y_type = qtype((1, 6, 7, 19), y_scale, y_zero)
     pairs = [scheme.rescale_multiplier(scale, y_scale) for scale in scales]
-    pairs[2] = scheme.IDENTITY_MULTIPLIER  # the same type as the result: copied as is
+    pairs[2] = fixed_point.IDENTITY_MULTIPLIER  # the same type as the result: copied as is
     body = (
         f"  %y = qnn.concat %a, %b, %c {{axis = 3, multipliers = {[m for m, _ in pairs]}, "
         f"shifts = {[s for _, s in pairs]}}} "
@@ -1172,7 +1173,7 @@ def test_a_concat_input_computed_elsewhere_is_copied_into_its_slice(host: str) -
         kept = {"quant.dcast": 1, "nn.sigmoid": 1, "quant.qcast": 1}
     y_type = qtype((1, 6, 6, 12), 1.0, 3)
     multiplier, shift = scheme.rescale_multiplier(1 / 256, 1.0)
-    identity = scheme.IDENTITY_MULTIPLIER
+    identity = fixed_point.IDENTITY_MULTIPLIER
     body = (
         f"{first.lines}\n{second.lines}\n{island}\n"
         f"  %y = qnn.concat %p, %t {{axis = 3, multipliers = [{identity[0]}, {multiplier}], "
@@ -1198,7 +1199,7 @@ def test_a_conv_output_of_another_type_is_rescaled_in_its_concat_slice(signed: b
                   output_zero_point=-3, relu=False)  # fmt: skip
     y_type = qtype((1, 6, 5, 12), 1.0, -3)
     multiplier, shift = scheme.rescale_multiplier(0.5, 1.0)
-    identity = scheme.IDENTITY_MULTIPLIER
+    identity = fixed_point.IDENTITY_MULTIPLIER
     body = (
         f"{first.lines}\n{second.lines}\n"
         f"  %y = qnn.concat %p, %q {{axis = 3, multipliers = [{multiplier}, {identity[0]}], "

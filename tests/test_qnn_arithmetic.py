@@ -1,4 +1,5 @@
-"""The requantization arithmetic of irc/quantize/scheme.py against exact Python ints.
+"""The requantization arithmetic (irc/ir/fixed_point.py) and the scheme's parameters
+(irc/quantize/scheme.py) against exact Python ints.
 
 The reference for every rounding is the exact rational computed with `fractions`:
 round_half_even(q) = round(q), Python's rounding of a Fraction (ties to the even
@@ -14,6 +15,7 @@ import pytest
 
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp.quant import dequantize, quantize
+from irc.ir import fixed_point
 from irc.quantize import scheme
 
 RNG = np.random.default_rng(2024)
@@ -33,19 +35,19 @@ def exact_multiply(accumulator: int, multiplier: int, shift: int) -> int:
 
 
 def test_powers_of_two_are_exact() -> None:
-    assert scheme.quantize_multiplier(0.5) == (1 << 30, 0)
-    assert scheme.quantize_multiplier(1.0) == (1 << 30, -1)
-    assert scheme.quantize_multiplier(0.25) == (1 << 30, 1)
-    assert scheme.quantize_multiplier(2.0**-32) == (1 << 30, 31)
-    assert scheme.quantize_multiplier(2.0**29) == (1 << 30, -30)
+    assert fixed_point.quantize_multiplier(0.5) == (1 << 30, 0)
+    assert fixed_point.quantize_multiplier(1.0) == (1 << 30, -1)
+    assert fixed_point.quantize_multiplier(0.25) == (1 << 30, 1)
+    assert fixed_point.quantize_multiplier(2.0**-32) == (1 << 30, 31)
+    assert fixed_point.quantize_multiplier(2.0**29) == (1 << 30, -30)
 
 
 def test_multiplier_at_least_one_has_a_negative_shift() -> None:
-    multiplier, shift = scheme.quantize_multiplier(3.0)
+    multiplier, shift = fixed_point.quantize_multiplier(3.0)
     assert (multiplier, shift) == (3 << 29, -2)
-    assert scheme.multiplier_value(multiplier, shift) == 3.0
+    assert fixed_point.multiplier_value(multiplier, shift) == 3.0
     accumulators = np.array([-5, -1, 0, 7, 100_000])
-    assert scheme.fixed_point_multiply(accumulators, multiplier, shift).tolist() == [
+    assert fixed_point.fixed_point_multiply(accumulators, multiplier, shift).tolist() == [
         -15,
         -3,
         0,
@@ -56,7 +58,7 @@ def test_multiplier_at_least_one_has_a_negative_shift() -> None:
 
 def test_rounding_up_to_two_to_the_31_renormalizes() -> None:
     # 1 - 2^-40 rounds to M = 2^31, which is renormalized to 2^30 with one shift less.
-    multiplier, shift = scheme.quantize_multiplier(1.0 - 2.0**-40)
+    multiplier, shift = fixed_point.quantize_multiplier(1.0 - 2.0**-40)
     assert (multiplier, shift) == (1 << 30, -1)
 
 
@@ -64,35 +66,35 @@ def test_multiplier_error_is_below_two_to_the_minus_31() -> None:
     reals = np.exp2(RNG.uniform(-32, 30, size=20_000))
     worst = 0.0
     for real in reals:
-        multiplier, shift = scheme.quantize_multiplier(float(real))
-        assert scheme.MULTIPLIER_MIN <= multiplier <= scheme.MULTIPLIER_MAX
-        assert scheme.SHIFT_MIN <= shift <= scheme.SHIFT_MAX
-        error = abs(scheme.multiplier_value(multiplier, shift) - real) / real
+        multiplier, shift = fixed_point.quantize_multiplier(float(real))
+        assert fixed_point.MULTIPLIER_MIN <= multiplier <= fixed_point.MULTIPLIER_MAX
+        assert fixed_point.SHIFT_MIN <= shift <= fixed_point.SHIFT_MAX
+        error = abs(fixed_point.multiplier_value(multiplier, shift) - real) / real
         worst = max(worst, error)
     assert worst <= 2.0**-31
     assert worst > 2.0**-34  # the bound is nearly reached: the test measures something
 
 
 def test_tiny_multipliers_give_zero_for_every_int32() -> None:
-    multiplier, shift = scheme.quantize_multiplier(1e-12)
+    multiplier, shift = fixed_point.quantize_multiplier(1e-12)
     assert (multiplier, shift) == (1 << 30, 31)
-    extremes = np.array([scheme.INT32_MIN, -1, 0, 1, scheme.INT32_MAX])
-    assert scheme.fixed_point_multiply(extremes, multiplier, shift).tolist() == [0] * 5
-    assert scheme.quantize_multiplier(0.0) == (1 << 30, 31)
+    extremes = np.array([fixed_point.INT32_MIN, -1, 0, 1, fixed_point.INT32_MAX])
+    assert fixed_point.fixed_point_multiply(extremes, multiplier, shift).tolist() == [0] * 5
+    assert fixed_point.quantize_multiplier(0.0) == (1 << 30, 31)
 
 
 @pytest.mark.parametrize("bad", [-0.5, float("nan"), float("inf"), 2.0**30, 1e12])
 def test_unrepresentable_multipliers_are_rejected(bad: float) -> None:
     with pytest.raises(ValueError):
-        scheme.quantize_multiplier(bad)
+        fixed_point.quantize_multiplier(bad)
 
 
 def test_check_multiplier_names_the_problem() -> None:
-    assert scheme.check_multiplier(1 << 30, 0) is None
-    assert "outside [2^30, 2^31)" in (scheme.check_multiplier((1 << 30) - 1, 0) or "")
-    assert "outside [2^30, 2^31)" in (scheme.check_multiplier(1 << 31, 0) or "")
-    assert "shift 32" in (scheme.check_multiplier(1 << 30, 32) or "")
-    assert "shift -31" in (scheme.check_multiplier(1 << 30, -31) or "")
+    assert fixed_point.check_multiplier(1 << 30, 0) is None
+    assert "outside [2^30, 2^31)" in (fixed_point.check_multiplier((1 << 30) - 1, 0) or "")
+    assert "outside [2^30, 2^31)" in (fixed_point.check_multiplier(1 << 31, 0) or "")
+    assert "shift 32" in (fixed_point.check_multiplier(1 << 30, 32) or "")
+    assert "shift -31" in (fixed_point.check_multiplier(1 << 30, -31) or "")
 
 
 # --------------------------------------------------------------------------------------
@@ -100,10 +102,10 @@ def test_check_multiplier_names_the_problem() -> None:
 
 
 def test_ties_round_to_even() -> None:
-    half = scheme.quantize_multiplier(0.5)
+    half = fixed_point.quantize_multiplier(0.5)
     accumulators = np.array([-7, -5, -3, -1, 1, 3, 5, 7])
     # -3.5 -> -4, -2.5 -> -2, -1.5 -> -2, -0.5 -> 0, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4
-    assert scheme.fixed_point_multiply(accumulators, *half).tolist() == [
+    assert fixed_point.fixed_point_multiply(accumulators, *half).tolist() == [
         -4,
         -2,
         -2,
@@ -113,9 +115,11 @@ def test_ties_round_to_even() -> None:
         2,
         4,
     ]
-    quarter = scheme.quantize_multiplier(0.25)
+    quarter = fixed_point.quantize_multiplier(0.25)
     # -1.75 -> -2, -1.25 -> -1, -0.75 -> -1, -0.25 -> 0, 0.25 -> 0, 0.75 -> 1
-    assert scheme.fixed_point_multiply(np.array([-7, -5, -3, -1, 1, 3]), *quarter).tolist() == [
+    assert fixed_point.fixed_point_multiply(
+        np.array([-7, -5, -3, -1, 1, 3]), *quarter
+    ).tolist() == [
         -2,
         -1,
         -1,
@@ -127,8 +131,8 @@ def test_ties_round_to_even() -> None:
 
 def test_negative_accumulators_match_exact_rationals() -> None:
     accumulators = RNG.integers(-(1 << 20), 0, size=2000)
-    multiplier, shift = scheme.quantize_multiplier(0.0123)
-    ours = scheme.fixed_point_multiply(accumulators, multiplier, shift)
+    multiplier, shift = fixed_point.quantize_multiplier(0.0123)
+    ours = fixed_point.fixed_point_multiply(accumulators, multiplier, shift)
     expected = [exact_multiply(int(a), multiplier, shift) for a in accumulators]
     assert ours.tolist() == expected
 
@@ -136,40 +140,55 @@ def test_negative_accumulators_match_exact_rationals() -> None:
 def test_int64_arithmetic_is_exact_at_the_extremes() -> None:
     """acc * M + 2^(30 + s) never overflows int64, for every shift and int32 accumulator."""
     accumulators = np.array(
-        [scheme.INT32_MIN, scheme.INT32_MIN + 1, -12345, -1, 0, 1, 999_999, scheme.INT32_MAX]
+        [
+            fixed_point.INT32_MIN,
+            fixed_point.INT32_MIN + 1,
+            -12345,
+            -1,
+            0,
+            1,
+            999_999,
+            fixed_point.INT32_MAX,
+        ]
     )
-    for multiplier in (scheme.MULTIPLIER_MIN, scheme.MULTIPLIER_MIN + 12345, scheme.MULTIPLIER_MAX):
-        for shift in range(scheme.SHIFT_MIN, scheme.SHIFT_MAX + 1):
-            ours = scheme.fixed_point_multiply(accumulators, multiplier, shift)
+    for multiplier in (
+        fixed_point.MULTIPLIER_MIN,
+        fixed_point.MULTIPLIER_MIN + 12345,
+        fixed_point.MULTIPLIER_MAX,
+    ):
+        for shift in range(fixed_point.SHIFT_MIN, fixed_point.SHIFT_MAX + 1):
+            ours = fixed_point.fixed_point_multiply(accumulators, multiplier, shift)
             expected = [exact_multiply(int(a), multiplier, shift) for a in accumulators]
             assert ours.tolist() == expected, (multiplier, shift)
 
 
 def test_random_parameters_match_exact_rationals() -> None:
-    accumulators = RNG.integers(scheme.INT32_MIN, scheme.INT32_MAX, size=3000, endpoint=True)
-    multipliers = RNG.integers(scheme.MULTIPLIER_MIN, scheme.MULTIPLIER_MAX, size=3000)
-    shifts = RNG.integers(scheme.SHIFT_MIN, scheme.SHIFT_MAX, size=3000, endpoint=True)
+    accumulators = RNG.integers(
+        fixed_point.INT32_MIN, fixed_point.INT32_MAX, size=3000, endpoint=True
+    )
+    multipliers = RNG.integers(fixed_point.MULTIPLIER_MIN, fixed_point.MULTIPLIER_MAX, size=3000)
+    shifts = RNG.integers(fixed_point.SHIFT_MIN, fixed_point.SHIFT_MAX, size=3000, endpoint=True)
     for a, m, s in zip(accumulators, multipliers, shifts):
-        ours = scheme.fixed_point_multiply(np.array([a]), int(m), int(s))[0]
+        ours = fixed_point.fixed_point_multiply(np.array([a]), int(m), int(s))[0]
         assert ours == exact_multiply(int(a), int(m), int(s))
 
 
 def test_requantize_adds_the_zero_point_and_saturates_at_both_ends() -> None:
-    multiplier, shift = scheme.quantize_multiplier(0.125)  # exact, so ties are real ties
+    multiplier, shift = fixed_point.quantize_multiplier(0.125)  # exact, so ties are real ties
     accumulators = np.array([-100_000, -1000, -996, -4, 0, 3, 4, 12, 1000, 1040, 100_000])
-    result = scheme.requantize(accumulators, multiplier, shift, -3, -128, 127)
+    result = fixed_point.requantize(accumulators, multiplier, shift, -3, -128, 127)
     # acc / 8 rounded half to even, then -3, then clamped: -996 -> -124.5 -> -124 -> -127,
     # 4 -> 0.5 -> 0 -> -3, 12 -> 1.5 -> 2 -> -1
     assert result.tolist() == [-128, -128, -127, -3, -3, -3, -3, -1, 122, 127, 127]
-    relu = scheme.requantize(accumulators, multiplier, shift, -3, -3, 100)
+    relu = fixed_point.requantize(accumulators, multiplier, shift, -3, -3, 100)
     assert relu.tolist() == [-3, -3, -3, -3, -3, -3, -3, -1, 100, 100, 100]
 
 
 def test_a_multiplier_below_its_real_value_breaks_no_tie() -> None:
     # 0.1 is stored as M = 1717986918, just below 0.1 * 2^34, so 5 * 0.1 = 0.5 rounds to 0.
-    multiplier, shift = scheme.quantize_multiplier(0.1)
-    assert scheme.multiplier_value(multiplier, shift) < 0.1
-    assert scheme.fixed_point_multiply(np.array([-5, 5, 15]), multiplier, shift).tolist() == [
+    multiplier, shift = fixed_point.quantize_multiplier(0.1)
+    assert fixed_point.multiplier_value(multiplier, shift) < 0.1
+    assert fixed_point.fixed_point_multiply(np.array([-5, 5, 15]), multiplier, shift).tolist() == [
         0,
         0,
         1,
@@ -179,8 +198,8 @@ def test_a_multiplier_below_its_real_value_breaks_no_tie() -> None:
 def test_per_channel_requantization_along_an_axis() -> None:
     accumulators = RNG.integers(-(1 << 24), 1 << 24, size=(2, 3, 4, 5))
     reals = [0.002, 0.37, 1.7]
-    multipliers, shifts = scheme.quantize_multipliers(reals)
-    result = scheme.requantize(accumulators, multipliers, shifts, 5, -128, 127, axis=1)
+    multipliers, shifts = fixed_point.quantize_multipliers(reals)
+    result = fixed_point.requantize(accumulators, multipliers, shifts, 5, -128, 127, axis=1)
     for channel in range(3):
         expected = [
             min(127, max(-128, exact_multiply(int(a), multipliers[channel], shifts[channel]) + 5))
@@ -192,9 +211,9 @@ def test_per_channel_requantization_along_an_axis() -> None:
 def test_requantization_is_within_one_of_the_real_product() -> None:
     """The only error beyond rounding comes from quantize_multiplier's 2^-31."""
     real = 0.000123456789
-    multiplier, shift = scheme.quantize_multiplier(real)
+    multiplier, shift = fixed_point.quantize_multiplier(real)
     accumulators = RNG.integers(-(1 << 30), 1 << 30, size=20_000)
-    ours = scheme.fixed_point_multiply(accumulators, multiplier, shift)
+    ours = fixed_point.fixed_point_multiply(accumulators, multiplier, shift)
     exact = np.array([round_half_even(Fraction(int(a)) * Fraction(real)) for a in accumulators])
     differences = np.abs(ours - exact)
     assert differences.max() <= 1
@@ -204,7 +223,7 @@ def test_requantization_is_within_one_of_the_real_product() -> None:
 
 def test_accumulators_outside_int32_are_rejected() -> None:
     with pytest.raises(ValueError, match="int32"):
-        scheme.fixed_point_multiply(np.array([1 << 31]), 1 << 30, 0)
+        fixed_point.fixed_point_multiply(np.array([1 << 31]), 1 << 30, 0)
 
 
 # --------------------------------------------------------------------------------------
@@ -216,12 +235,12 @@ def test_divide_round_is_one_exact_rounding() -> None:
     counts = RNG.integers(1, 3137, size=4000)
     cases = [
         (1 << 30, -1),
-        scheme.quantize_multiplier(0.73),
+        fixed_point.quantize_multiplier(0.73),
         (1 << 30, 31),
-        (scheme.MULTIPLIER_MAX, -30),
+        (fixed_point.MULTIPLIER_MAX, -30),
     ]
     for multiplier, shift in cases:
-        ours = scheme.divide_round(accumulators, multiplier, shift, counts)
+        ours = fixed_point.divide_round(accumulators, multiplier, shift, counts)
         expected = [
             round_half_even(Fraction(int(a) * multiplier, int(n) * 2 ** (31 + shift)))
             for a, n in zip(accumulators, counts)
@@ -230,11 +249,19 @@ def test_divide_round_is_one_exact_rounding() -> None:
 
 
 def test_divide_round_ties() -> None:
-    identity = scheme.IDENTITY_MULTIPLIER
+    identity = fixed_point.IDENTITY_MULTIPLIER
     accumulators = np.array([-9, -3, -1, 1, 3, 9, 10])
     counts = np.array([2, 2, 2, 2, 2, 6, 4])
     # -4.5 -> -4, -1.5 -> -2, -0.5 -> 0, 0.5 -> 0, 1.5 -> 2, 1.5 -> 2, 2.5 -> 2
-    assert scheme.divide_round(accumulators, *identity, counts).tolist() == [-4, -2, 0, 0, 2, 2, 2]
+    assert fixed_point.divide_round(accumulators, *identity, counts).tolist() == [
+        -4,
+        -2,
+        0,
+        0,
+        2,
+        2,
+        2,
+    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -288,7 +315,7 @@ def test_bias_is_int32_at_the_product_scale() -> None:
     stored = scheme.quantize_bias(bias, 0.05, weight_scales)
     assert stored.dtype == np.int32
     assert stored[:2].tolist() == [1000, -250]
-    assert stored[2:].tolist() == [scheme.INT32_MAX, scheme.INT32_MIN]  # saturated
+    assert stored[2:].tolist() == [fixed_point.INT32_MAX, fixed_point.INT32_MIN]  # saturated
 
 
 def test_clamp_bounds_of_fused_activations() -> None:
@@ -301,15 +328,15 @@ def test_clamp_bounds_of_fused_activations() -> None:
 
 def test_conv_output_multipliers() -> None:
     multipliers, shifts = scheme.output_multipliers(0.02, [0.01, 0.5], 0.1)
-    reals = [scheme.multiplier_value(m, s) for m, s in zip(multipliers, shifts)]
+    reals = [fixed_point.multiplier_value(m, s) for m, s in zip(multipliers, shifts)]
     np.testing.assert_allclose(reals, [0.002, 0.1], rtol=1e-7)
 
 
 def test_add_parameters_keep_intermediates_in_int32() -> None:
     params = scheme.add_parameters(0.1, 0.02, 0.05)
-    lhs = scheme.multiplier_value(params["lhs_multiplier"], params["lhs_shift"])
-    rhs = scheme.multiplier_value(params["rhs_multiplier"], params["rhs_shift"])
-    out = scheme.multiplier_value(params["multiplier"], params["shift"])
+    lhs = fixed_point.multiplier_value(params["lhs_multiplier"], params["lhs_shift"])
+    rhs = fixed_point.multiplier_value(params["rhs_multiplier"], params["rhs_shift"])
+    out = fixed_point.multiplier_value(params["multiplier"], params["shift"])
     assert lhs == 0.5 and rhs == pytest.approx(0.1)
     # The three multipliers compose to the real rescaling of each input.
     assert lhs * out * 2**20 == pytest.approx(0.1 / 0.05)

@@ -33,10 +33,10 @@ from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import npu
 from irc.interp import run_function
 from irc.interp.npu import Hazard
+from irc.ir import fixed_point
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.passes import parse_pipeline
-from irc.quantize import scheme
 from irc.sim.run import Simulator, chrome_trace, simulate
 from irc.sim.scoreboard import View
 from irc.sim.timing import burst_bytes
@@ -95,7 +95,7 @@ def reference_conv(x: np.ndarray) -> np.ndarray:
     for dy in range(3):
         for dx in range(3):
             acc += (padded[:, dy : dy + 4, dx : dx + 4, :] + 3).sum(-1, keepdims=True)
-    return scheme.requantize(acc, 1073741824, 3, 1, -128, 127)
+    return fixed_point.requantize(acc, 1073741824, 3, 1, -128, 127)
 
 
 def test_a_hand_written_stream_runs_bit_exact_at_the_cycles_counted_by_hand() -> None:

@@ -11,7 +11,7 @@ and `qnn.requantize` takes them to a quantized type with a fixed-point multiplie
 M in [2^30, 2^31) and shift s (m = M * 2^-(31 + s)), rounding half to even,
 adding the output zero point and clamping to [clamp_min, clamp_max] (the storage
 range, narrowed by a fused relu/relu6/clip). The arithmetic is in
-irc/quantize/scheme.py; the integer reference interpreter (irc/interp/qnn.py) is the
+irc/ir/fixed_point.py; the integer reference interpreter (irc/interp/qnn.py) is the
 bit-exact specification an NPU must match. Multipliers and shifts are properties, so
 every number an op computes with is in the IR.
 
@@ -79,8 +79,7 @@ from irc.dialects.nn import (
     tensor_type,
 )
 from irc.dialects.quant import UniformQuantizedType, quantized_element
-from irc.ir import weights
-from irc.quantize import scheme
+from irc.ir import fixed_point, weights
 
 # --------------------------------------------------------------------------------------
 # Checks shared by the ops
@@ -132,7 +131,7 @@ def check_multipliers(multipliers: Sequence[int], shifts: Sequence[int], what: s
     if len(multipliers) != len(shifts):
         raise fail(f"{what}: {len(multipliers)} multipliers but {len(shifts)} shifts")
     for multiplier, shift in zip(multipliers, shifts):
-        problem = scheme.check_multiplier(multiplier, shift)
+        problem = fixed_point.check_multiplier(multiplier, shift)
         if problem is not None:
             raise fail(f"{what}: {problem}")
 
@@ -183,7 +182,7 @@ def check_accumulator_bound(
 ) -> None:
     """A sum of `terms` products of the two inputs (less their zero points) fits int32."""
     bound = terms * largest_offset(lhs) * largest_offset(rhs)
-    if bound > scheme.INT32_MAX:
+    if bound > fixed_point.INT32_MAX:
         raise fail(
             f"a sum of {terms} products can reach {bound}, which overflows the int32 accumulator"
         )
@@ -600,7 +599,7 @@ class AddOp(_BinaryOp):
     rhs_shift = prop_def(IntegerAttr.constr(type=I64))
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
-    left_shift = int_prop(scheme.ADD_LEFT_SHIFT)
+    left_shift = int_prop(fixed_point.ADD_LEFT_SHIFT)
 
     def check(self, props: Props) -> None:
         lhs, rhs, _ = self._check_operands(props)
@@ -614,16 +613,16 @@ class AddOp(_BinaryOp):
             assert multiplier is not None and shift is not None
             check_multipliers([multiplier], [shift], f"'{prefix}multiplier'")
             shifted = largest_offset(element) << left_shift
-            if shifted > scheme.INT32_MAX:
+            if shifted > fixed_point.INT32_MAX:
                 raise fail(
                     f"{prefix[:-1]} shifted left by {left_shift} overflows int32; "
                     "use a smaller left_shift"
                 )
-            bound += math.ceil(shifted * scheme.multiplier_value(multiplier, shift))
+            bound += math.ceil(shifted * fixed_point.multiplier_value(multiplier, shift))
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None
         check_multipliers([multiplier], [shift], "'multiplier'")
-        if bound > scheme.INT32_MAX:
+        if bound > fixed_point.INT32_MAX:
             raise fail(f"the rescaled sum can reach {bound}, which overflows int32")
 
 
@@ -760,8 +759,8 @@ class AveragePoolOp(_PoolOp):
     dilations = ints_prop()
     ceil_mode = bool_prop(False)
     count_include_pad = bool_prop(False)
-    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
-    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+    multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
 
     def check(self, props: Props) -> None:
         input_type = tensor_type(self.input)
@@ -771,7 +770,7 @@ class AveragePoolOp(_PoolOp):
         check_result_shape(self, expected.get_shape())
         _check_rescale(props)
         taps = math.prod(props.ints("kernel_shape") or [])
-        if taps * largest_offset(input_element) > scheme.INT32_MAX:
+        if taps * largest_offset(input_element) > fixed_point.INT32_MAX:
             raise fail("the window sum can overflow int32")
 
 
@@ -783,8 +782,8 @@ class GlobalAveragePoolOp(_PoolOp):
     """
 
     name = "qnn.global_average_pool"
-    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
-    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+    multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
 
     def check(self, props: Props) -> None:
         input_type = tensor_type(self.input)
@@ -796,7 +795,7 @@ class GlobalAveragePoolOp(_PoolOp):
         shape = input_type.get_shape()
         spatial = shape[1:-1] if props.str("layout") == "nhwc" else shape[2:]
         taps = math.prod(spatial)
-        if taps * largest_offset(input_element) > scheme.INT32_MAX:
+        if taps * largest_offset(input_element) > fixed_point.INT32_MAX:
             raise fail("the sum over the spatial axes can overflow int32")
 
 

@@ -13,7 +13,7 @@ which allocated it owns; ops write their outputs in place and return nothing.
 
 Layouts are NHWC. Convolutions and matrix products add into `i32` accumulators (or
 `f32` ones for float programs); `tile.bias_add` and `tile.requantize` finish them
-with exactly the arithmetic of `qnn.requantize` (irc/quantize/scheme.py), so a tiled
+with exactly the arithmetic of `qnn.requantize` (irc/ir/fixed_point.py), so a tiled
 program gives the same integers as the `qnn` ops it replaces. A 3x3 conv tiled by
 rows of 4, its input halo padded with the input zero point -3:
 
@@ -72,7 +72,7 @@ from xdsl.printer import Printer
 from irc.dialects import nn
 from irc.dialects.nn import Props, bool_prop, fail, int_prop, ints_prop
 from irc.dialects.quant import quantized_element
-from irc.quantize import scheme
+from irc.ir import fixed_point
 
 MEMORY_SPACES = ("ddr", "sram")
 """The memory spaces a buffer can live in."""
@@ -787,7 +787,7 @@ class RequantizeOp(RequantizeFields):
         out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
                     clamp_min, clamp_max)
 
-    rounding half to even, exactly `qnn.requantize` (irc/quantize/scheme.py); an 8-bit
+    rounding half to even, exactly `qnn.requantize` (irc/ir/fixed_point.py); an 8-bit
     input less its zero point is a standalone rescale (of a concat input, say). The
     clamp defaults to the output's storage range. Invalid (M, s) pairs in params are
     an error when the op runs.
@@ -820,8 +820,8 @@ class PoolFields(TileOp):
     count_include_pad = bool_prop(False)
     input_zero_point = int_prop(0)
     output_zero_point = int_prop(0)
-    multiplier = int_prop(scheme.IDENTITY_MULTIPLIER[0])
-    shift = int_prop(scheme.IDENTITY_MULTIPLIER[1])
+    multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
+    shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
 
     def check(self, props: Props) -> None:
         kind = props.str("kind")
@@ -862,7 +862,7 @@ class PoolFields(TileOp):
         check_in_range(props, "output_zero_point", output_element)
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
-        problem = scheme.check_multiplier(multiplier, shift)
+        problem = fixed_point.check_multiplier(multiplier, shift)
         if problem is not None:
             raise fail(f"'multiplier': {problem}")
 
@@ -919,7 +919,7 @@ class PoolOp(PoolFields):
         out = clamp(round_half_even(sum * M * 2^-(31 + s) / count) + output_zero_point,
                     storage range)
 
-    exactly `qnn.average_pool` (`scheme.divide_round` with `multiplier`, `shift`). A
+    exactly `qnn.average_pool` (`fixed_point.divide_round` with `multiplier`, `shift`). A
     float average (f32) is sum / count.
 
         tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
@@ -989,7 +989,7 @@ class AddFields(QuantizedBinaryFields):
     rhs_shift = prop_def(IntegerAttr.constr(type=I64))
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
-    left_shift = int_prop(scheme.ADD_LEFT_SHIFT)
+    left_shift = int_prop(fixed_point.ADD_LEFT_SHIFT)
     clamp_min = int_prop()
     clamp_max = int_prop()
 
@@ -1002,7 +1002,7 @@ class AddFields(QuantizedBinaryFields):
         for prefix in ("lhs_", "rhs_", ""):
             multiplier, shift = props.int(prefix + "multiplier"), props.int(prefix + "shift")
             assert multiplier is not None and shift is not None  # required properties
-            problem = scheme.check_multiplier(multiplier, shift)
+            problem = fixed_point.check_multiplier(multiplier, shift)
             if problem is not None:
                 raise fail(f"'{prefix}multiplier': {problem}")
 
@@ -1044,7 +1044,7 @@ class MulFields(QuantizedBinaryFields):
         self.check_binary(props)
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # required properties
-        problem = scheme.check_multiplier(multiplier, shift)
+        problem = fixed_point.check_multiplier(multiplier, shift)
         if problem is not None:
             raise fail(f"'multiplier': {problem}")
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irc.quantize import scheme
+from irc.ir import fixed_point
 
 FLOAT32_EXACT = 2**24
 """Integers up to this magnitude are exact in float32."""
@@ -75,10 +75,10 @@ def _store_int32(
     if accumulate:
         sums = sums + acc.reshape(sums.shape)
     if accumulate or may_saturate:
-        np.clip(sums, scheme.INT32_MIN, scheme.INT32_MAX, out=sums)
+        np.clip(sums, fixed_point.INT32_MIN, fixed_point.INT32_MAX, out=sums)
     if bias is not None:
         sums = sums + bias  # float64: exact
-        np.clip(sums, scheme.INT32_MIN, scheme.INT32_MAX, out=sums)
+        np.clip(sums, fixed_point.INT32_MIN, fixed_point.INT32_MAX, out=sums)
     acc[...] = sums.reshape(acc.shape)
 
 
@@ -127,7 +127,7 @@ class IntegerConv:
             writeable=False,
         )
         depth = kernel_h * kernel_w * group_channels
-        self.may_saturate = depth * largest > scheme.INT32_MAX
+        self.may_saturate = depth * largest > fixed_point.INT32_MAX
         positions = count * out_h * out_w
         # The windows gathered into one matrix per group, in the weights' (KH, KW, C)
         # order; its buffer is reused on every call.
@@ -172,7 +172,7 @@ class IntegerMatmul:
         largest *= magnitude(rhs.dtype)
         self.float, self.chunk = product_plan(largest)
         self.offset = self.float(a_zero_point)  # subtracted in float: no wrap-around
-        self.may_saturate = lhs.shape[1] * largest > scheme.INT32_MAX
+        self.may_saturate = lhs.shape[1] * largest > fixed_point.INT32_MAX
         self.left = np.empty(lhs.shape, self.float)
         self.right = np.empty(rhs.shape, self.float)
 

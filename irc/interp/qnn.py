@@ -1,7 +1,7 @@
 """The integer reference interpreter of the `qnn` dialect: the bit-exact specification.
 
 Every op computes in integers exactly as its docstring in irc/dialects/qnn.py says:
-sums of products exactly, then the requantization rule of irc/quantize/scheme.py
+sums of products exactly, then the requantization rule of irc/ir/fixed_point.py
 (64-bit products, round half to even, zero point, saturation). An NPU
 running a `qnn` program must give the same integers.
 
@@ -23,7 +23,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from irc.dialects import nn, qnn
 from irc.dialects.quant import UniformQuantizedType, full_range, quantized_element
 from irc.interp import nn as nn_interp
-from irc.quantize import scheme
+from irc.ir import fixed_point
 
 
 def _element(value_type: object) -> UniformQuantizedType:
@@ -60,7 +60,7 @@ def exact_integers(values: np.ndarray) -> np.ndarray:
 
 def saturate_int32(values: np.ndarray) -> np.ndarray:
     """Clamp int64 values to the int32 range and store them as int32."""
-    return np.clip(values, scheme.INT32_MIN, scheme.INT32_MAX).astype(np.int32)
+    return np.clip(values, fixed_point.INT32_MIN, fixed_point.INT32_MAX).astype(np.int32)
 
 
 def window_params(op: qnn.QNNOp, spatial: int) -> tuple[list[int], list[int], list[int]]:
@@ -170,7 +170,7 @@ class QNNFunctions(InterpreterFunctions):
             accumulator = centered(args[0], op.input.type)
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
-        result = scheme.requantize(
+        result = fixed_point.requantize(
             accumulator,
             props.ints("multiplier") or [],
             props.ints("shift") or [],
@@ -189,11 +189,15 @@ class QNNFunctions(InterpreterFunctions):
         left_shift = props.int("left_shift") or 0
         lhs = np.left_shift(centered(args[0], op.lhs.type), left_shift)
         rhs = np.left_shift(centered(args[1], op.rhs.type), left_shift)
-        lhs = scheme.fixed_point_multiply(lhs, props.int("lhs_multiplier"), props.int("lhs_shift"))
-        rhs = scheme.fixed_point_multiply(rhs, props.int("rhs_multiplier"), props.int("rhs_shift"))
+        lhs = fixed_point.fixed_point_multiply(
+            lhs, props.int("lhs_multiplier"), props.int("lhs_shift")
+        )
+        rhs = fixed_point.fixed_point_multiply(
+            rhs, props.int("rhs_multiplier"), props.int("rhs_shift")
+        )
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
-        result = scheme.requantize(
+        result = fixed_point.requantize(
             lhs + rhs,
             props.int("multiplier"),
             props.int("shift"),
@@ -209,7 +213,7 @@ class QNNFunctions(InterpreterFunctions):
         product = centered(args[0], op.lhs.type) * centered(args[1], op.rhs.type)
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
-        result = scheme.requantize(
+        result = fixed_point.requantize(
             product,
             props.int("multiplier"),
             props.int("shift"),
@@ -292,8 +296,8 @@ class QNNFunctions(InterpreterFunctions):
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
         output = _element(op.results[0].type)
-        averages = scheme.divide_round(sums, multiplier, shift, counts)
-        result = scheme.saturate(averages + output.zero_point_values[0], output)
+        averages = fixed_point.divide_round(sums, multiplier, shift, counts)
+        result = fixed_point.saturate(averages + output.zero_point_values[0], output.storage_range)
         return result.astype(_result_dtype(op))
 
     # ---- data movement -------------------------------------------------------------------
@@ -325,7 +329,7 @@ class QNNFunctions(InterpreterFunctions):
                 pieces.append(value.astype(dtype, copy=False))
                 continue
             low, high = output.storage_range
-            rescaled = scheme.requantize(
+            rescaled = fixed_point.requantize(
                 centered(value, operand.type),
                 multipliers[index],
                 shifts[index],

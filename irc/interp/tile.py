@@ -2,7 +2,7 @@
 
 `tile.alloc` and `tile.to_buffer` create arrays; every other op writes its output
 buffer in place and returns nothing. The integer arithmetic is that of the `qnn`
-interpreter (irc/interp/qnn.py) and irc/quantize/scheme.py, so a tiled program gives
+interpreter (irc/interp/qnn.py) and irc/ir/fixed_point.py, so a tiled program gives
 the integers of the `qnn` ops it replaces: sums of products are exact (float32 BLAS
 in chunks whose sums stay below 2^24, irc/interp/kernels.py), saturated to int32, and
 requantized half to even. The kernels that the simulator also runs decode their op
@@ -28,8 +28,7 @@ from irc.dialects import tile
 from irc.interp import nn as nn_interp
 from irc.interp.kernels import IntegerConv, IntegerMatmul
 from irc.interp.qnn import saturate_int32
-from irc.ir import weights
-from irc.quantize import scheme
+from irc.ir import fixed_point, weights
 
 
 def _dtype(value_type: Attribute) -> np.dtype:
@@ -105,7 +104,7 @@ class _Rescale:
         self.zero_point = props.int("output_zero_point") or 0
 
     def into(self, output: np.ndarray, sums: np.ndarray) -> None:
-        output[...] = scheme.requantize(
+        output[...] = fixed_point.requantize(
             sums, self.multiplier, self.shift, self.zero_point, self.low, self.high
         )
 
@@ -133,7 +132,7 @@ class AddTile(_Rescale):
         for array, (zero_point, multiplier, shift) in zip((lhs, rhs), self.inputs):
             centred = np.subtract(array, zero_point, dtype=np.int64)
             centred <<= self.left_shift
-            terms.append(scheme.fixed_point_multiply(centred, multiplier, shift))
+            terms.append(fixed_point.fixed_point_multiply(centred, multiplier, shift))
         # Not in place: either input may be the one broadcast (a constant lhs).
         self.into(output, terms[0] + terms[1])
 
@@ -221,22 +220,22 @@ class RequantizeTile:
         """Requantize `acc` into `output` with the pairs of `params`."""
         multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
         valid = (
-            (multipliers >= scheme.MULTIPLIER_MIN)
-            & (multipliers <= scheme.MULTIPLIER_MAX)
-            & (shifts >= scheme.SHIFT_MIN)
-            & (shifts <= scheme.SHIFT_MAX)
+            (multipliers >= fixed_point.MULTIPLIER_MIN)
+            & (multipliers <= fixed_point.MULTIPLIER_MAX)
+            & (shifts >= fixed_point.SHIFT_MIN)
+            & (shifts <= fixed_point.SHIFT_MAX)
         )
         if not valid.all():
             channel = int(np.argmin(valid))
-            problem = scheme.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
+            problem = fixed_point.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
             raise error(
                 f"the requantization parameters of channel {channel}: {problem}",
                 self.op,
-                hint="params holds (multiplier, shift) pairs from scheme.quantize_multiplier",
+                hint="params holds (multiplier, shift) pairs from fixed_point.quantize_multiplier",
             )
         axis = None if len(multipliers) == 1 else acc.ndim - 1
         centred = acc.astype(np.int64) - self.input_zero_point if self.input_zero_point else acc
-        result = scheme.requantize(
+        result = fixed_point.requantize(
             centred,
             multipliers if axis is not None else int(multipliers[0]),
             shifts if axis is not None else int(shifts[0]),
@@ -408,7 +407,7 @@ class TileFunctions(InterpreterFunctions):
             return ()
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
-        averages = scheme.divide_round(sums, multiplier, shift, counts)
+        averages = fixed_point.divide_round(sums, multiplier, shift, counts)
         low, high = tile.storage_range(tile.element_of(op.output))
         _store(output, np.clip(averages + (props.int("output_zero_point") or 0), low, high))
         return ()

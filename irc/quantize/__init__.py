@@ -1,7 +1,8 @@
 """int8 post-training quantization: the scheme, calibration, reports and the driver.
 
-- scheme.py: the arithmetic every quantized op shares: scales and zero points from
-  ranges, the fixed-point multiplier and shift, requantization with its rounding rule.
+- scheme.py: scales and zero points from ranges, and from them the fixed-point
+  multipliers and shifts of the integer ops (their arithmetic, requantization with its
+  rounding rule, is irc/ir/fixed_point.py).
 - calibration.py, observers.py: running the float model to collect tensor ranges.
 - report.py, mixed_precision.py: layer-wise float vs int8 errors, and keeping layers in
   float.

@@ -36,8 +36,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
+from irc.ir import fixed_point
 from irc.ir.weights import dtype_of
-from irc.quantize import scheme
 from irc.tiling.lowering import (
     DDR,
     SRAM,
@@ -1129,7 +1129,7 @@ def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> 
         value_shape = list(tensor_shape(value))
         element = _element(value)
         rescale = multipliers is not None and shifts is not None
-        identity = (multipliers[index], shifts[index]) == scheme.IDENTITY_MULTIPLIER if (
+        identity = (multipliers[index], shifts[index]) == fixed_point.IDENTITY_MULTIPLIER if (
             rescale and multipliers and shifts
         ) else True  # fmt: skip
         same = value.type == result.type or (

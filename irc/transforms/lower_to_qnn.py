@@ -58,6 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn, qnn, quant
 from irc.dialects.quant import UniformQuantizedType, quantized_element
+from irc.ir import fixed_point
 from irc.passes import option
 from irc.quantize import scheme
 
@@ -372,7 +373,7 @@ def _bias(
     if not np.all(rows == rows[:1]):
         raise NotLowerable("the bias varies along more than the channel axis")
     quotient = np.round(rows[0] / expected.astype(np.float64))
-    data = np.clip(quotient, scheme.INT32_MIN, scheme.INT32_MAX).astype(np.int64)
+    data = np.clip(quotient, fixed_point.INT32_MIN, fixed_point.INT32_MAX).astype(np.int64)
     return _bias_constant(lowering, data, expected, name, location)
 
 
@@ -590,7 +591,7 @@ def lower_concat(lowering: Lowering) -> list[SSAValue]:
         for index in range(len(inputs)):
             element = _per_tensor(match.element(index), f"operand #{index}")
             if element == output:
-                pairs.append(scheme.IDENTITY_MULTIPLIER)
+                pairs.append(fixed_point.IDENTITY_MULTIPLIER)
             else:
                 pairs.append(
                     scheme.rescale_multiplier(element.scale_values[0], output.scale_values[0])
