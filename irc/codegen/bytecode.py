@@ -104,13 +104,13 @@ TAG_ATTRIBUTE, TAG_INTEGER, TAG_STRING, TAG_UNIT, TAG_FLOAT, TAG_ARRAY, TAG_DENS
 @functools.cache
 def _registry() -> dict[str, type[ParametrizedAttribute]]:
     """Every parametrized attribute irc's dialects define, by name."""
-    from irc.ir.context import DIALECTS
+    from irc.ir.context import DIALECTS, load_dialect
 
     found: dict[str, type[ParametrizedAttribute]] = {
         attribute.name: attribute for attribute in (StridedLayoutAttr, NameLoc)
     }
-    for load in DIALECTS.values():
-        for attribute in load().attributes:
+    for name in DIALECTS:
+        for attribute in load_dialect(name).attributes:
             if issubclass(attribute, ParametrizedAttribute):
                 found[attribute.name] = attribute
     return found
