@@ -30,7 +30,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 def _property_value(value: object) -> str:
     from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
 
-    from irc.dialects.nn import _format_float
+    from irc.dialects.base import format_float
 
     match value:
         case DenseArrayBase():
@@ -40,7 +40,7 @@ def _property_value(value: object) -> str:
         case IntegerAttr():
             return str(value.value.data)
         case FloatAttr():
-            return _format_float(value.value.data)
+            return format_float(value.value.data)
         case StringAttr():
             return f'"{value.data}"'
         case _:

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import StringAttr, TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects import nn
+from irc.dialects.base import channels_last_perm
 from irc.interp import evaluate_op
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
@@ -33,7 +34,7 @@ def ints(values: list[int]):
 
 
 def to_last(array: np.ndarray) -> np.ndarray:
-    return np.transpose(array, nn.channels_last_perm(array.ndim))
+    return np.transpose(array, channels_last_perm(array.ndim))
 
 
 LAYOUT_CASES = {

@@ -43,6 +43,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irc.diagnostics import collect_diagnostics
 from irc.dialects import nn, quant
+from irc.dialects.base import tensor_type
 from irc.importers.onnx import import_model
 from irc.interp import run_function
 from irc.interp.quant import dequantize
@@ -509,7 +510,7 @@ def test_excluded_by_name_and_op_type() -> None:
         ):
             assert isinstance(op.operands[0].owner, quant.DequantizeCastOp)
             assert isinstance(op.operands[1].owner, nn.ConstantOp)
-            assert nn.tensor_type(op.operands[1]).get_element_type() == f32
+            assert tensor_type(op.operands[1]).get_element_type() == f32
     # `nn.gemm` works as well as `gemm`.
     also = QuantizeConfig(exclude_ops=frozenset({"nn.gemm"}))
     assert [

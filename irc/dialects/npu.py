@@ -74,7 +74,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolTable
 
 from irc.dialects import tile
-from irc.dialects.nn import Props, fail, int_prop
+from irc.dialects.base import Props, fail, int_prop
 from irc.dialects.tile import (
     EIGHT_BIT,
     TileOp,
@@ -200,7 +200,7 @@ class ViewOp(_HostData):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {space_of(buffer(self.result))}[{self.props().int('address')}]")
-        self._print_properties(printer, skip=("address",))
+        self.print_properties(printer, skip=("address",))
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -267,7 +267,7 @@ class PlaceOp(_HostData):
         printer.print_operand(self.value)
         printer.print_string(" into ")
         printer.print_operand(self.target)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_list([self.value.type, self.target.type], printer.print_attribute)
 
@@ -410,7 +410,7 @@ class DmaOp(Command):
         if self.frame is not None:
             printer.print_string(" fill ")
             printer.print_operand(self.frame)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_list([view.type for view in self.views()], printer.print_attribute)
 
@@ -519,7 +519,7 @@ class _MacCommand(Command):
         printer.print_string(" ")
         printer.print_list(self.operands[:3], printer.print_operand)
         self._print_stage(printer)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_list([view.type for view in self.operands], printer.print_attribute)
 
@@ -770,7 +770,7 @@ class HostCallOp(_HostData, Command):
         printer.print_string(") -> (")
         printer.print_list(self.outputs, printer.print_operand)
         printer.print_string(")")
-        self._print_properties(printer, skip=("callee",))
+        self.print_properties(printer, skip=("callee",))
         printer.print_string(" : (")
         printer.print_list([view.type for view in self.inputs], printer.print_attribute)
         printer.print_string(") -> (")
@@ -812,7 +812,7 @@ class _NoOperands(Command):
     COMPUTE: ClassVar[bool] = False
 
     def print(self, printer: Printer) -> None:
-        self._print_properties(printer)
+        self.print_properties(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:

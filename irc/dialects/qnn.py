@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -53,7 +53,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import (
-    IRDLOperation,
     base,
     irdl_op_definition,
     operand_def,
@@ -68,13 +67,17 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 
 from irc.dialects import nn
-from irc.dialects.nn import (
+from irc.dialects.base import (
     Props,
+    TensorOp,
     bool_prop,
+    broadcast_shapes,
     fail,
     int_prop,
+    ints_constraint,
     ints_prop,
     layout_prop,
+    static_shape,
     str_prop,
     tensor_type,
 )
@@ -217,36 +220,14 @@ def check_result_shape(op: QNNOp, expected: Sequence[int]) -> None:
 # The base op
 
 
-def _shared(name: str) -> Any:
-    """`nn.NNOp`'s own definition of `name` (a method or classmethod)."""
-    return nn.NNOp.__dict__[name]
+class QNNOp(TensorOp):
+    """Base class of `qnn` ops: `nn`'s syntax, verifier and builders (`TensorOp`), but
+    not an `nn` op.
 
-
-class QNNOp(IRDLOperation):
-    """Base class of `qnn` ops: `nn`'s syntax, verifier and builders, but not an `nn` op.
-
-    The methods are `nn.NNOp`'s own (see there: `infer`, `check`, `build`, the custom
-    syntax). A `qnn` op is deliberately no `nn.NNOp`, so that passes over float `nn` ops
+    A `qnn` op is deliberately no `nn.NNOp`, so that passes over float `nn` ops
     (constant folding through the float interpreter, activation fusion, layout
     conversion, quantization itself) never take a `qnn` op for one of theirs.
     """
-
-    traits = traits_def(Pure())
-
-    FLOAT_ONLY: ClassVar[bool] = False
-    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = ()
-
-    infer = _shared("infer")
-    check = _shared("check")
-    infer_types = _shared("infer_types")
-    props = _shared("props")
-    verify_ = _shared("verify_")
-    build = _shared("build")
-    print = _shared("print")
-    _print_properties = _shared("_print_properties")
-    parse = _shared("parse")
-    _single_type_result_count = _shared("_single_type_result_count")
-    _split_entries = _shared("_split_entries")
 
 
 # --------------------------------------------------------------------------------------
@@ -288,7 +269,7 @@ class ConstantOp(QNNOp):
         return weights.constant_data(self.value, self)
 
     def verify_(self) -> None:
-        nn.static_shape(self.result.type, "result")
+        static_shape(self.result.type, "result")
         element = quantized(self.result.type, "the result")
         value_type = self.value.type
         assert isinstance(value_type, TensorType)
@@ -518,8 +499,8 @@ class RequantizeOp(QNNOp):
     name = "qnn.requantize"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    multiplier = prop_def(nn._ints())
-    shift = prop_def(nn._ints())
+    multiplier = prop_def(ints_constraint())
+    shift = prop_def(ints_constraint())
     axis = int_prop()
     clamp_min = int_prop()
     clamp_max = int_prop()
@@ -568,7 +549,7 @@ class _BinaryOp(QNNOp):
         rhs = per_tensor(self.rhs.type, "rhs")
         output = per_tensor(self.result.type, "the result")
         shapes = [tensor_type(value).get_shape() for value in (self.lhs, self.rhs)]
-        check_result_shape(self, nn.broadcast_shapes(*shapes))
+        check_result_shape(self, broadcast_shapes(*shapes))
         for element, what in ((lhs, "lhs"), (rhs, "rhs"), (output, "the result")):
             if element.storage_bits.data > 16:
                 raise fail(f"{what} must have 8- or 16-bit storage")
@@ -680,7 +661,7 @@ class LutOp(QNNOp):
     name = "qnn.lut"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    table = prop_def(nn._ints())
+    table = prop_def(ints_constraint())
 
     def check(self, props: Props) -> None:
         input_element = eight_bit(per_tensor(self.input.type, "the input"), "the input")
@@ -719,7 +700,7 @@ class MaxPoolOp(_PoolOp):
     """
 
     name = "qnn.max_pool"
-    kernel_shape = prop_def(nn._ints())
+    kernel_shape = prop_def(ints_constraint())
     strides = ints_prop()
     pads = ints_prop()
     dilations = ints_prop()
@@ -753,7 +734,7 @@ class AveragePoolOp(_PoolOp):
     """
 
     name = "qnn.average_pool"
-    kernel_shape = prop_def(nn._ints())
+    kernel_shape = prop_def(ints_constraint())
     strides = ints_prop()
     pads = ints_prop()
     dilations = ints_prop()
@@ -814,7 +795,7 @@ class PadOp(QNNOp):
     name = "qnn.pad"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    pads = prop_def(nn._ints())
+    pads = prop_def(ints_constraint())
     mode = str_prop("constant")
 
     @classmethod

@@ -40,6 +40,7 @@ from typing import Any, Self
 
 from xdsl.dialects.builtin import (
     I64,
+    DenseArrayBase,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -69,8 +70,17 @@ from xdsl.irdl import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
-from irc.dialects import nn
-from irc.dialects.nn import Props, bool_prop, fail, int_prop, ints_prop
+from irc.dialects.base import (
+    Props,
+    bool_prop,
+    fail,
+    int_prop,
+    ints_constraint,
+    ints_prop,
+    print_entries,
+    print_value,
+    split_entries,
+)
 from irc.dialects.quant import quantized_element
 from irc.ir import fixed_point
 
@@ -218,11 +228,6 @@ def check_pair(props: Props, name: str, default: int) -> list[int]:
 # The base op
 
 
-def _shared(name: str) -> Any:
-    """`nn.NNOp`'s own definition of `name`."""
-    return nn.NNOp.__dict__[name]
-
-
 class TileOp(IRDLOperation):
     """Base class of `tile` ops: buffer checks, `nn`-style properties and syntax.
 
@@ -231,8 +236,9 @@ class TileOp(IRDLOperation):
     Subclasses override `check` for their own rules.
     """
 
-    props = _shared("props")
-    _split_entries = _shared("_split_entries")
+    def props(self) -> Props:
+        """The op's properties with defaults filled in."""
+        return Props(type(self), dict(self.properties))
 
     def check(self, props: Props) -> None:
         """Op-specific checks; raise `fail(...)` on error."""
@@ -252,13 +258,13 @@ class TileOp(IRDLOperation):
 
     # ---- syntax --------------------------------------------------------------------------
 
-    def _print_properties(self, printer: Printer, skip: Sequence[str] = ()) -> None:
-        nn.print_entries(self, printer, (SEGMENTS, *skip))
+    def print_properties(self, printer: Printer, skip: Sequence[str] = ()) -> None:
+        print_entries(self, printer, (SEGMENTS, *skip))
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_list(self.operands, printer.print_operand)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_list([operand.type for operand in self.operands], printer.print_attribute)
 
@@ -266,7 +272,7 @@ class TileOp(IRDLOperation):
     def _parse_entries(cls, parser: Parser) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
         entries_at = parser.pos
         entries = parser.parse_optional_attr_dict()
-        return cls._split_entries(parser, entries, entries_at)
+        return split_entries(cls, parser, entries, entries_at)
 
     @classmethod
     def parse(cls, parser: Parser) -> TileOp:
@@ -325,7 +331,7 @@ class AllocOp(TileOp):
             raise fail("a buffer with an 'alternate' copy needs its 'offset'")
 
     def print(self, printer: Printer) -> None:
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -364,7 +370,7 @@ class _BoundaryOp(TileOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.source)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
         printer.print_string(" to ")
@@ -484,7 +490,7 @@ class CopyOp(TileOp):
     dest = operand_def(MemRefType)
     source_offsets = var_operand_def(IndexType)
     dest_offsets = var_operand_def(IndexType)
-    sizes = prop_def(nn._ints())
+    sizes = prop_def(ints_constraint())
     pad = _number_prop(0)
     upsample = ints_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -518,8 +524,8 @@ class CopyOp(TileOp):
         printer.print_operand(self.dest)
         _print_indices(printer, self.dest_offsets)
         printer.print_string(" sizes ")
-        nn._print_value(printer, self.sizes)
-        self._print_properties(printer, skip=("sizes",))
+        print_value(printer, self.sizes)
+        self.print_properties(printer, skip=("sizes",))
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
         printer.print_string(" to ")
@@ -546,12 +552,12 @@ class CopyOp(TileOp):
             [source_type, dest_type, *[index] * (len(source_offsets) + len(dest_offsets))],
             start,
         )
-        properties["sizes"] = nn.DenseArrayBase.from_list(i64, sizes)
+        properties["sizes"] = DenseArrayBase.from_list(i64, sizes)
         return cls.create(
             operands=list(operands),
             properties={
                 **properties,
-                SEGMENTS: nn.DenseArrayBase.from_list(
+                SEGMENTS: DenseArrayBase.from_list(
                     IntegerType(32), [1, 1, len(source_offsets), len(dest_offsets)]
                 ),
             },
@@ -811,7 +817,7 @@ class PoolFields(TileOp):
     output = operand_def(MemRefType)
     origin = var_operand_def(IndexType)
     kind = prop_def(StringAttr)
-    kernel_shape = prop_def(nn._ints())
+    kernel_shape = prop_def(ints_constraint())
     strides = ints_prop()
     dilations = ints_prop()
     pads = ints_prop()
@@ -873,7 +879,7 @@ class PoolFields(TileOp):
         printer.print_operand(self.output)
         if self.origin:
             _print_indices(printer, self.origin)
-        self._print_properties(printer)
+        self.print_properties(printer)
         printer.print_string(" : ")
         printer.print_list([self.input.type, self.output.type], printer.print_attribute)
 
@@ -1146,7 +1152,7 @@ class TransposeFields(TileOp):
 
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
-    perm = prop_def(nn._ints())
+    perm = prop_def(ints_constraint())
 
     def check(self, props: Props) -> None:
         shape = shape_of(self.input)

@@ -68,6 +68,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from irc.diagnostics import Diagnostic, IrcError, Location
 from irc.dialects import nn, quant
+from irc.dialects.base import broadcast_shapes, tensor_type
 from irc.ir import weights
 
 MIN_OPSET = 6
@@ -568,7 +569,7 @@ class _GraphImporter:
             if element is not None:
                 # A quantized graph output (a QuantizeLinear's) leaves as the integers
                 # ONNX gives: its storage values.
-                storage = TensorType(element.storage_type, nn.tensor_type(value).get_shape())
+                storage = TensorType(element.storage_type, tensor_type(value).get_shape())
                 cast = quant.StorageCastOp(operands=[value], result_types=[storage])
                 cast.location = _name_loc(output.name)
                 self.block.add_op(cast)
@@ -597,7 +598,7 @@ class _GraphImporter:
                 stack.pop()
                 continue
             if isinstance(op, nn.ShapeOp):
-                shape = nn.tensor_type(op.input).get_shape()
+                shape = tensor_type(op.input).get_shape()
                 start, end = nn.shape_op_range(
                     len(shape), op.props().int("start"), op.props().int("end")
                 )
@@ -746,7 +747,7 @@ class OnnxNode:
         ]
 
     def shape(self, position: int) -> list[int]:
-        return list(nn.tensor_type(self.input(position)).get_shape())
+        return list(tensor_type(self.input(position)).get_shape())
 
     def output_used(self, position: int) -> bool:
         return (
@@ -832,7 +833,7 @@ class OnnxNode:
         element_type: Attribute,
     ) -> SSAValue:
         """Append a `quant` cast of `value` to a tensor of `element_type` (same shape)."""
-        result_type = TensorType(element_type, nn.tensor_type(value).get_shape())
+        result_type = TensorType(element_type, tensor_type(value).get_shape())
         op = op_class(operands=[value], result_types=[result_type])
         op.location = _name_loc(self.name)
         try:
@@ -954,7 +955,7 @@ def _binary(op_class: type[nn.NNOp]) -> Converter:
 def _align_legacy_broadcast(node: OnnxNode, rhs: SSAValue, lhs_rank: int, axis: int) -> SSAValue:
     """Before opset 7, `broadcast=1, axis=k` aligns B's first axis with A's axis k;
     trailing unit axes make numpy's suffix-aligned broadcasting do the same."""
-    rhs_shape = list(nn.tensor_type(rhs).get_shape())
+    rhs_shape = list(tensor_type(rhs).get_shape())
     axis = axis + lhs_rank if axis < 0 else axis
     trailing = lhs_rank - axis - len(rhs_shape)
     if axis < 0 or trailing < 0:
@@ -1002,7 +1003,7 @@ def _softmax(op_class: type[nn.NNOp]) -> Converter:
 
 def _emit_softmax(node: OnnxNode, op_class: type[nn.NNOp], x: SSAValue, opset: int) -> SSAValue:
     """Softmax or LogSoftmax of `x` with the semantics of `opset`."""
-    shape = list(nn.tensor_type(x).get_shape())
+    shape = list(tensor_type(x).get_shape())
     rank = len(shape)
     if opset >= 13:
         return node.emit_value(op_class, [x], {"axis": _int(node.attr("axis", -1))})
@@ -1361,7 +1362,7 @@ def _convert_reshape(node: OnnxNode) -> SSAValue:
         raise node.error(
             f"cannot reshape {_dims_text(node.shape(0))} to {shape}: {failure}"
         ) from None
-    element_type = nn.tensor_type(x).get_element_type()
+    element_type = tensor_type(x).get_element_type()
     return node.emit_value(nn.ReshapeOp, [x], {}, [TensorType(element_type, target)])
 
 
@@ -1370,10 +1371,10 @@ def _convert_expand(node: OnnxNode) -> SSAValue:
     shape = node.constant_ints(1, "the shape")
     assert shape is not None
     try:
-        target = nn.broadcast_shapes(node.shape(0), shape)
+        target = broadcast_shapes(node.shape(0), shape)
     except VerifyException:
         raise node.error(f"cannot expand {_dims_text(node.shape(0))} to {shape}") from None
-    element_type = nn.tensor_type(x).get_element_type()
+    element_type = tensor_type(x).get_element_type()
     return node.emit_value(nn.ExpandOp, [x], {}, [TensorType(element_type, target)])
 
 
@@ -1550,7 +1551,7 @@ def _emit_resize(
     x = node.input(0)
     if any(d <= 0 for d in output):
         raise node.error(f"the output shape {list(output)} would be empty")
-    element_type = nn.tensor_type(x).get_element_type()
+    element_type = tensor_type(x).get_element_type()
     return node.emit_value(nn.ResizeOp, [x], properties, [TensorType(element_type, output)])
 
 
@@ -1616,7 +1617,7 @@ NARROW_INT8 = (-127, 127)
 
 def _storage_dtype(value: SSAValue) -> np.dtype:
     """The integer type `value`'s elements are stored in (quantized or plain)."""
-    value_type = nn.tensor_type(value)
+    value_type = tensor_type(value)
     element = quant.quantized_element(value_type)
     return weights.dtype_of(element.storage_type if element else value_type.get_element_type())
 
@@ -1738,7 +1739,7 @@ def _quantized_input(
         node,
         scale_position,
         zero_point_position,
-        nn.tensor_type(value).get_shape(),
+        tensor_type(value).get_shape(),
         _storage_dtype(value),
         axis,
         what,
@@ -1778,7 +1779,7 @@ def _quantized_output(
 ) -> SSAValue:
     """The float result `value` quantized by the node's output scale and zero point."""
     storage = _zero_point_dtype(node, zero_point_position, default_storage)
-    shape = nn.tensor_type(value).get_shape()
+    shape = tensor_type(value).get_shape()
     element = _quantized_type(
         node, scale_position, zero_point_position, shape, storage, None, "the output"
     )
@@ -1799,7 +1800,7 @@ def _dequantized_bias(
     bias = node.input(position)
     if _storage_dtype(bias) != np.int32:
         raise node.error(f"the bias (input #{position}) must be int32, not {_storage_dtype(bias)}")
-    shape = nn.tensor_type(bias).get_shape()
+    shape = tensor_type(bias).get_shape()
     axis = None
     if scales.size > 1:
         axis = channel_axis + len(shape) if channel_axis < 0 else channel_axis
@@ -1833,9 +1834,9 @@ def _convert_quantize_linear(node: OnnxNode) -> SSAValue:
     element = _quantized_type(
         node, 1, 2, node.shape(0), storage, node.attr("axis", 1), "the output"
     )
-    if nn.tensor_type(x).get_element_type() != element.expressed_type:
+    if tensor_type(x).get_element_type() != element.expressed_type:
         raise node.error(
-            f"the input is {nn.tensor_type(x).get_element_type()}; irc quantizes float32 tensors"
+            f"the input is {tensor_type(x).get_element_type()}; irc quantizes float32 tensors"
         )
     return node.emit_cast(quant.QuantizeCastOp, x, element)
 
@@ -1852,8 +1853,8 @@ def _convert_qlinear_conv(node: OnnxNode) -> SSAValue:
     operands = [_dequantize(node, x), _dequantize(node, w)]
     if node.has_input(8):  # int32, of scale x_scale * w_scale and zero point 0
         operands.append(_dequantized_bias(node, 8, _scales(x) * _scales(w), 0))
-    x_shape = nn.tensor_type(x).get_shape()
-    properties = _conv_properties(node, x_shape, nn.tensor_type(w).get_shape())
+    x_shape = tensor_type(x).get_shape()
+    properties = _conv_properties(node, x_shape, tensor_type(w).get_shape())
     y = node.emit_value(nn.ConvOp, operands, properties)
     return _quantized_output(node, y, 6, 7, _storage_dtype(x))
 
@@ -2001,8 +2002,7 @@ def _convert_on_dequantized(node: OnnxNode, converter: Converter) -> Sequence[SS
     results = [produced] if isinstance(produced, SSAValue) else list(produced)
     return [
         node.emit_cast(quant.QuantizeCastOp, result, element)
-        if result is not None
-        and nn.tensor_type(result).get_element_type() == element.expressed_type
+        if result is not None and tensor_type(result).get_element_type() == element.expressed_type
         else result
         for result in results
     ]

@@ -39,6 +39,7 @@ from xdsl.ir import SSAValue
 
 from irc.diagnostics import error
 from irc.dialects import nn
+from irc.dialects.base import channels_first_perm, channels_last_perm
 from irc.ir import weights
 
 ACCUMULATION_DTYPE: type[np.floating] = np.float64
@@ -609,14 +610,12 @@ def channels_last_aware(implementation: Callable[..., PythonValues]) -> Callable
         if op.props().str("layout") != "nhwc":
             return implementation(self, interpreter, op, args)
         moved = tuple(
-            np.transpose(arg, nn.channels_first_perm(arg.ndim))
-            if index in op.LAYOUT_OPERANDS
-            else arg
+            np.transpose(arg, channels_first_perm(arg.ndim)) if index in op.LAYOUT_OPERANDS else arg
             for index, arg in enumerate(args)
         )
         results = implementation(self, interpreter, op, moved)
         return tuple(
-            np.ascontiguousarray(np.transpose(r, nn.channels_last_perm(r.ndim))) for r in results
+            np.ascontiguousarray(np.transpose(r, channels_last_perm(r.ndim))) for r in results
         )
 
     return run
@@ -626,7 +625,7 @@ def channels_first_result_shape(op: nn.NNOp) -> tuple[int, ...]:
     """The shape of the op's result, seen channels-first whatever the op's layout."""
     shape = result_shape(op.results[0])
     if op.props().str("layout") == "nhwc":
-        return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+        return tuple(shape[p] for p in channels_first_perm(len(shape)))
     return shape
 
 

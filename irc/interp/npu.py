@@ -652,5 +652,5 @@ def _segments(op: Operation) -> tuple[int, ...]:
 
 
 def _pad_value(op: npu.DmaOp) -> int | float:
-    attribute = op.props().attr("pad")
+    attribute = op.pad
     return attribute.value.data if attribute is not None else 0

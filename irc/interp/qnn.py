@@ -20,7 +20,8 @@ import math
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
-from irc.dialects import nn, qnn
+from irc.dialects import qnn
+from irc.dialects.base import channels_first_perm
 from irc.dialects.quant import UniformQuantizedType, full_range, quantized_element
 from irc.interp import nn as nn_interp
 from irc.ir import fixed_point
@@ -76,7 +77,7 @@ def channels_first_result_shape(op: qnn.QNNOp) -> tuple[int, ...]:
     """The shape of the op's result, seen channels-first whatever the op's layout."""
     shape = nn_interp.result_shape(op.results[0])
     if op.props().str("layout") == "nhwc":
-        return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+        return tuple(shape[p] for p in channels_first_perm(len(shape)))
     return shape
 
 
@@ -190,17 +191,17 @@ class QNNFunctions(InterpreterFunctions):
         lhs = np.left_shift(centered(args[0], op.lhs.type), left_shift)
         rhs = np.left_shift(centered(args[1], op.rhs.type), left_shift)
         lhs = fixed_point.fixed_point_multiply(
-            lhs, props.int("lhs_multiplier"), props.int("lhs_shift")
+            lhs, op.lhs_multiplier.value.data, op.lhs_shift.value.data
         )
         rhs = fixed_point.fixed_point_multiply(
-            rhs, props.int("rhs_multiplier"), props.int("rhs_shift")
+            rhs, op.rhs_multiplier.value.data, op.rhs_shift.value.data
         )
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
         result = fixed_point.requantize(
             lhs + rhs,
-            props.int("multiplier"),
-            props.int("shift"),
+            op.multiplier.value.data,
+            op.shift.value.data,
             output.zero_point_values[0],
             low,
             high,
@@ -209,14 +210,13 @@ class QNNFunctions(InterpreterFunctions):
 
     @impl(qnn.MulOp)
     def run_mul(self, interpreter: Interpreter, op: qnn.MulOp, args: PythonValues) -> PythonValues:
-        props = op.props()
         product = centered(args[0], op.lhs.type) * centered(args[1], op.rhs.type)
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
         result = fixed_point.requantize(
             product,
-            props.int("multiplier"),
-            props.int("shift"),
+            op.multiplier.value.data,
+            op.shift.value.data,
             output.zero_point_values[0],
             low,
             high,

@@ -100,7 +100,7 @@ class _Rescale:
     def __init__(self, op: tile.AddOp | tile.MulOp) -> None:
         props = op.props()
         self.low, self.high = tile.check_clamp(props, tile.element_of(op.output))
-        self.multiplier, self.shift = props.int("multiplier"), props.int("shift")
+        self.multiplier, self.shift = op.multiplier.value.data, op.shift.value.data
         self.zero_point = props.int("output_zero_point") or 0
 
     def into(self, output: np.ndarray, sums: np.ndarray) -> None:
@@ -119,11 +119,15 @@ class AddTile(_Rescale):
         self.left_shift = props.int("left_shift") or 0
         self.inputs = [
             (
-                props.int(prefix + "zero_point") or 0,
-                props.int(prefix + "multiplier"),
-                props.int(prefix + "shift"),
-            )
-            for prefix in ("lhs_", "rhs_")
+                props.int("lhs_zero_point") or 0,
+                op.lhs_multiplier.value.data,
+                op.lhs_shift.value.data,
+            ),
+            (
+                props.int("rhs_zero_point") or 0,
+                op.rhs_multiplier.value.data,
+                op.rhs_shift.value.data,
+            ),
         ]
 
     def __call__(self, lhs: np.ndarray, rhs: np.ndarray, output: np.ndarray) -> None:

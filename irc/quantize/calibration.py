@@ -58,6 +58,7 @@ from xdsl.traits import ConstantLike
 
 from irc.diagnostics import Diagnostic, IrcError, Location, Severity, emit, error
 from irc.dialects import nn
+from irc.dialects.base import tensor_type
 from irc.dialects.nn import ConstantOp
 from irc.fileio import StagedOutputs
 from irc.interp import NAME_ATTR, function_signature, make_interpreter
@@ -796,7 +797,7 @@ def channel_axes(function: FuncOp) -> dict[SSAValue, int]:
     axes: dict[SSAValue, int] = {}
     for op in function.walk():
         if isinstance(op, nn.ConvOp):
-            rank = len(nn.tensor_type(op.operands[0]).get_shape())
+            rank = len(tensor_type(op.operands[0]).get_shape())
             axes.setdefault(op.operands[0], rank - 1 if op.props().str("layout") == "nhwc" else 1)
         elif isinstance(op, nn.GemmOp):
             axes.setdefault(op.operands[0], 0 if op.props().bool("trans_a") else 1)

@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from irc.dialects import nn
+from irc.dialects.base import broadcast_shapes, channels_first_perm, tensor_type
 from irc.targets.model import OpSupport, Target
 from irc.targets.render import format_number
 
@@ -71,7 +72,7 @@ def _fused_activation_lut(c: _Check) -> None:
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(nn.tensor_type(value).get_shape())
+    return tuple(tensor_type(value).get_shape())
 
 
 def _dims(values: Sequence[int]) -> str:
@@ -107,14 +108,14 @@ class _Check:
         """An operand's shape, channels-first if it is a layout operand of an nhwc op."""
         shape = _shape(self.op.operands[index])
         if self.channels_last and index in self.op.LAYOUT_OPERANDS:
-            return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+            return tuple(shape[p] for p in channels_first_perm(len(shape)))
         return shape
 
     def result_shape(self, index: int = 0) -> tuple[int, ...]:
         """A result's shape, channels-first for an nhwc op."""
         shape = _shape(self.op.results[index])
         if self.channels_last:
-            return tuple(shape[p] for p in nn.channels_first_perm(len(shape)))
+            return tuple(shape[p] for p in channels_first_perm(len(shape)))
         return shape
 
     def all_shapes(self) -> list[tuple[int, ...]]:
@@ -369,7 +370,7 @@ def _matmul_dims(c: _Check) -> tuple[tuple[int, ...], int, int, int]:
         return (), m, k, n
     lhs = [1, *lhs] if len(lhs) == 1 else lhs
     rhs = [*rhs, 1] if len(rhs) == 1 else rhs
-    batch = nn.broadcast_shapes(lhs[:-2], rhs[:-2])
+    batch = broadcast_shapes(lhs[:-2], rhs[:-2])
     return batch, lhs[-2], lhs[-1], rhs[-1]
 
 

@@ -51,6 +51,7 @@ from xdsl.pattern_rewriter import (
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
+from irc.dialects.base import tensor_type
 from irc.transforms.fold_constants import constant_array
 
 Perm = list[int]
@@ -99,7 +100,7 @@ def unpermuted(values: Sequence[ValueT], perm: Sequence[int]) -> list[ValueT]:
 
 def shape_of(value: SSAValue) -> list[int]:
     """The static shape of a tensor value."""
-    return list(nn.tensor_type(value).get_shape())
+    return list(tensor_type(value).get_shape())
 
 
 def transpose_perm(value: SSAValue) -> Perm | None:
@@ -125,7 +126,7 @@ def make_transpose(value: SSAValue, perm: Sequence[int], at: Operation) -> nn.Tr
 
 def make_reshape(value: SSAValue, shape: Sequence[int], at: Operation) -> nn.ReshapeOp:
     """`nn.reshape(value)` to `shape`, at the location of `at`."""
-    element_type = nn.tensor_type(value).get_element_type()
+    element_type = tensor_type(value).get_element_type()
     return nn.ReshapeOp.build(
         [value], {}, [TensorType(element_type, list(shape))], location=at.location
     )
@@ -414,7 +415,7 @@ def sink_resize(op: nn.NNOp, perm: Perm, operands: list[SSAValue]) -> Sunk | Non
     # on its own, so the order of the axes does not matter
     scales = op.props().floats("scales") or []
     new_scales = unpermuted(scales, perm)
-    result_type = nn.tensor_type(op.results[0])
+    result_type = tensor_type(op.results[0])
     new_type = TensorType(result_type.get_element_type(), unpermuted(shape_of(op.results[0]), perm))
     changes = {"scales": DenseArrayBase.from_list(f32, new_scales)}
     new_op = _rebuild(op, operands, changes, [new_type])
@@ -433,7 +434,7 @@ def sink_expand(op: nn.NNOp, perm: Perm, operands: list[SSAValue]) -> Sunk | Non
     shape = shape_of(op.results[0])
     if len(shape) != len(perm):
         return None
-    element_type = nn.tensor_type(op.results[0]).get_element_type()
+    element_type = tensor_type(op.results[0]).get_element_type()
     new_op = _rebuild(op, operands, None, [TensorType(element_type, unpermuted(shape, perm))])
     return Sunk([new_op], [(new_op.results[0], perm)])
 

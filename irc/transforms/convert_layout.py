@@ -28,6 +28,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from irc.dialects import nn
+from irc.dialects.base import channels_first_perm, channels_last_perm, tensor_type
 from irc.passes import option
 from irc.transforms.cancel_transposes import (
     cancel_transposes,
@@ -46,8 +47,8 @@ def layout_perms(target: Layout, rank: int) -> tuple[list[int], list[int]]:
     """(into, back): the permutations that take a tensor of `rank` from the other
     layout into `target`, and back."""
     if target == "nhwc":
-        return nn.channels_last_perm(rank), nn.channels_first_perm(rank)
-    return nn.channels_first_perm(rank), nn.channels_last_perm(rank)
+        return channels_last_perm(rank), channels_first_perm(rank)
+    return channels_first_perm(rank), channels_last_perm(rank)
 
 
 @dataclass
@@ -68,7 +69,7 @@ class ConvertOpLayout(RewritePattern):
         new_ops: list[Operation] = []
         operands: list[SSAValue] = []
         for index, operand in enumerate(op.operands):
-            rank = len(nn.tensor_type(operand).get_shape())
+            rank = len(tensor_type(operand).get_shape())
             into, _ = layout_perms(self.target, rank)
             if index not in op.LAYOUT_OPERANDS or into == list(range(rank)):
                 operands.append(operand)
@@ -87,7 +88,7 @@ class ConvertOpLayout(RewritePattern):
         new_ops.append(converted)
         results: list[SSAValue] = []
         for result in converted.results:
-            rank = len(nn.tensor_type(result).get_shape())
+            rank = len(tensor_type(result).get_shape())
             _, back = layout_perms(self.target, rank)
             if back == list(range(rank)):
                 results.append(result)

@@ -28,6 +28,7 @@ from xdsl.pattern_rewriter import (
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
+from irc.dialects.base import tensor_type
 from irc.ir.weights import dtype_of, is_float_type
 from irc.passes import option
 from irc.transforms.fold_constants import constant_array
@@ -177,7 +178,7 @@ def fold_into(
 def _constant_like(array: np.ndarray, like: SSAValue, location_of: SSAValue) -> nn.ConstantOp:
     """A constant of `array` in `like`'s element type, named and located as the op
     that defines `location_of`, so folded weights keep their names."""
-    dtype = dtype_of(nn.tensor_type(like).get_element_type())
+    dtype = dtype_of(tensor_type(like).get_element_type())
     constant = nn.ConstantOp.from_array(array.astype(dtype), location=_location(location_of))
     constant.result.name_hint = location_of.name_hint
     return constant
@@ -230,7 +231,7 @@ class FoldBatchNormPattern(RewritePattern):
 
     # batch_norm(x) -> add(mul(x, scale), shift), per channel
     def lower(self, op: nn.BatchNormOp, affine: ChannelAffine, rewriter: PatternRewriter) -> None:
-        rank = len(nn.tensor_type(op.input).get_shape())
+        rank = len(tensor_type(op.input).get_shape())
         channels_last = op.props().str("layout") == "nhwc" or rank == 2
         # Shaped to broadcast over the channel axis: (C,) when it is the last axis,
         # else (C, 1, ..., 1).
@@ -275,7 +276,7 @@ class _ConstantOperand:
 
 def _broadcasts_into(array: np.ndarray, value: SSAValue) -> bool:
     """Whether `array` broadcasts to `value`'s shape without enlarging it."""
-    shape = tuple(nn.tensor_type(value).get_shape())
+    shape = tuple(tensor_type(value).get_shape())
     try:
         return np.broadcast_shapes(shape, array.shape) == shape
     except ValueError:
@@ -287,7 +288,7 @@ def _channel_vector(array: np.ndarray, producer: FoldableProducer) -> np.ndarray
     producer's result along the channel axis only (or is a scalar)."""
     if not _broadcasts_into(array, producer.result):
         return None
-    shape = nn.tensor_type(producer.result).get_shape()
+    shape = tensor_type(producer.result).get_shape()
     rank = len(shape)
     channels_last = producer.props().str("layout") == "nhwc" or isinstance(producer, nn.GemmOp)
     axis = rank - 1 if channels_last else 1
@@ -310,7 +311,7 @@ def _foldable_producer(value: SSAValue) -> FoldableProducer | None:
 
 
 def _is_float(value: SSAValue) -> bool:
-    return is_float_type(nn.tensor_type(value).get_element_type())
+    return is_float_type(tensor_type(value).get_element_type())
 
 
 @dataclass

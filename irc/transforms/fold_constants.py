@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from irc.dialects import nn
+from irc.dialects.base import tensor_type
 from irc.passes import PassOptionError, option
 
 
@@ -38,7 +39,7 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
 
 
 def _shape_result(op: nn.ShapeOp) -> np.ndarray:
-    shape = nn.tensor_type(op.input).get_shape()
+    shape = tensor_type(op.input).get_shape()
     props = op.props()
     start, end = nn.shape_op_range(len(shape), props.int("start"), props.int("end"))
     return np.array(shape[start:end], dtype=np.int64)
@@ -55,8 +56,7 @@ class FoldConstantPattern(RewritePattern):
         if not isinstance(op, nn.NNOp) or isinstance(op, nn.ConstantOp):
             return
         if self.max_elements is not None and any(
-            math.prod(nn.tensor_type(result).get_shape()) > self.max_elements
-            for result in op.results
+            math.prod(tensor_type(result).get_shape()) > self.max_elements for result in op.results
         ):
             return
         if isinstance(op, nn.ShapeOp):

@@ -23,6 +23,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects import nn
+from irc.dialects.base import Props, tensor_type
 
 PadConsumer = nn.ConvOp | nn.AveragePoolOp | nn.MaxPoolOp
 """The ops whose input padding a pad folds into."""
@@ -120,8 +121,8 @@ def _max_pool_absorbs(
     if not is_non_negative(pad.input):
         return None
     props = op.props()
-    shape = list(nn.tensor_type(pad.input).get_shape())
-    result_shape = list(nn.tensor_type(op.result).get_shape())
+    shape = list(tensor_type(pad.input).get_shape())
+    result_shape = list(tensor_type(op.result).get_shape())
     channels_last = props.str("layout") == "nhwc"
     spatial = slice(1, -1) if channels_last else slice(2, None)
     kernel = props.ints("kernel_shape") or []
@@ -175,7 +176,7 @@ class FusePadPattern(RewritePattern):
             # Pooling pads must stay smaller than the window, and with ceil_mode the
             # output size depends on where the padding is: both are checked here.
             inferred = type(op).infer_types(
-                [nn.tensor_type(value) for value in operands], nn.Props(type(op), properties)
+                [tensor_type(value) for value in operands], Props(type(op), properties)
             )
         except VerifyException:
             return

@@ -57,6 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn, qnn, quant
+from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType, quantized_element
 from irc.ir import fixed_point
 from irc.passes import option
@@ -410,9 +411,9 @@ def lower_conv(lowering: Lowering) -> list[SSAValue]:
     weight_element = quantized_element(weight.type)
     assert weight_element is not None
     layout = op.props().str("layout")
-    rank = len(nn.tensor_type(op.results[0]).get_shape())
+    rank = len(tensor_type(op.results[0]).get_shape())
     channel_axis = rank - 1 if layout == "nhwc" else 1
-    channels = nn.tensor_type(op.results[0]).get_shape()[channel_axis]
+    channels = tensor_type(op.results[0]).get_shape()[channel_axis]
     bias = _bias(lowering, 2, input_element.scale_values[0], weight_element, channels)
     qnn_type = qnn.ConvOp if isinstance(op, nn.ConvOp) else qnn.ConvTransposeOp
     names = ("layout", "strides", "pads", "dilations", "group", "output_padding")
@@ -445,7 +446,7 @@ def lower_gemm(lowering: Lowering) -> list[SSAValue]:
     rhs = lowering.constant(1)
     rhs_element = quantized_element(rhs.type)
     assert rhs_element is not None
-    channels = nn.tensor_type(op.results[0]).get_shape()[1]
+    channels = tensor_type(op.results[0]).get_shape()[1]
     scale = lhs_element.scale_values[0]
     bias = _bias(lowering, 2, scale, rhs_element, channels, alpha, beta)
     operands = [match.input(0), rhs, *([bias] if bias is not None else [])]
@@ -461,8 +462,8 @@ def lower_matmul(lowering: Lowering) -> list[SSAValue]:
     rhs = lowering.constant(1)
     rhs_element = quantized_element(rhs.type)
     assert rhs_element is not None
-    rank = len(nn.tensor_type(op.results[0]).get_shape())
-    rhs_rank = len(nn.tensor_type(rhs).get_shape())
+    rank = len(tensor_type(op.results[0]).get_shape())
+    rhs_rank = len(tensor_type(rhs).get_shape())
     channel_axis = rank - 1 if rhs_rank >= 2 else None
     matmul = qnn.MatMulOp.build([match.input(0), rhs], {}, [_accumulator_type(op)])
     accumulator = lowering.add(matmul).results[0]
@@ -528,7 +529,7 @@ def lower_max_pool(lowering: Lowering) -> list[SSAValue]:
         names = ("layout", "kernel_shape", "strides", "pads", "dilations", "ceil_mode")
         props = _props(op, *names)
     else:  # global: one window over every spatial axis
-        shape = nn.tensor_type(op.operands[0]).get_shape()
+        shape = tensor_type(op.operands[0]).get_shape()
         channels_last = op.props().str("layout") == "nhwc"
         spatial = shape[1:-1] if channels_last else shape[2:]
         props = _props(op, "layout") | {"kernel_shape": _ints(spatial)}

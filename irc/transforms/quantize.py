@@ -63,6 +63,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn, quant
+from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp.quant import dequantize
 from irc.passes import option
@@ -154,7 +155,7 @@ def weight_axis(op: nn.NNOp) -> int | None:
     shared by the groups; gemm: N of B, axis 0 with trans_b (N, K), else 1; matmul: the
     last axis of the right operand.
     """
-    rank = len(nn.tensor_type(op.operands[1]).get_shape())
+    rank = len(tensor_type(op.operands[1]).get_shape())
     if isinstance(op, nn.ConvOp):
         return 0
     if isinstance(op, nn.ConvTransposeOp):
@@ -286,7 +287,7 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
         return f'resize mode "{op.props().str("mode")}" computes new values'
     for value in [*op.operands, *op.results]:
         if not _is_f32_tensor(value):
-            return f"it computes on {nn.tensor_type(value).get_element_type()}, not f32"
+            return f"it computes on {tensor_type(value).get_element_type()}, not f32"
     return None
 
 
@@ -469,7 +470,7 @@ def _stored_constant(
 ) -> list[Operation]:
     """Ops that make a quantized constant: stored integers -> scast -> dcast."""
     stored = nn.ConstantOp.from_array(data, location=location)  # type: ignore[arg-type]
-    stored_type = nn.tensor_type(stored.result)
+    stored_type = tensor_type(stored.result)
     scast = quant.StorageCastOp(
         operands=[stored.result], result_types=[_tensor_of(stored_type, element)]
     )
@@ -506,7 +507,7 @@ def _quantize_value(
 ) -> None:
     """Insert qcast + dcast after the definition of `value`; the ops `readers` selects
     read the dcast instead of `value`."""
-    value_type = nn.tensor_type(value)
+    value_type = tensor_type(value)
     qcast = quant.QuantizeCastOp(operands=[value], result_types=[_tensor_of(value_type, element)])
     dcast = quant.DequantizeCastOp(operands=[qcast.result], result_types=[value_type])
     owner = value.owner
@@ -648,7 +649,7 @@ def _bias(
     op: nn.NNOp, bias: np.ndarray, weight_scales: np.ndarray, input_scale: float
 ) -> tuple[np.ndarray, UniformQuantizedType]:
     """The int32 bias of a matmul-like op and its type (scale s_in * s_w per channel)."""
-    channels = nn.tensor_type(op.results[0]).get_shape()
+    channels = tensor_type(op.results[0]).get_shape()
     if isinstance(op, nn.GemmOp):
         rows, columns = channels
         full = np.broadcast_to(bias, (rows, columns))
@@ -741,11 +742,11 @@ def affine_to_depthwise(module: ModuleOp) -> int:
     rewrites = 0
     for mul in [op for op in module.walk() if isinstance(op, nn.MulOp)]:
         x, scale = mul.operands
-        rank = len(nn.tensor_type(x).get_shape())
+        rank = len(tensor_type(x).get_shape())
         if constant_array(x) is not None or rank < 3 or not _is_f32_tensor(x):
             continue
         found = _channel_vector(scale, rank)
-        if found is None or nn.tensor_type(mul.results[0]) != nn.tensor_type(x):
+        if found is None or tensor_type(mul.results[0]) != tensor_type(x):
             continue
         weights, axis = found
         last: nn.NNOp = mul
@@ -758,10 +759,10 @@ def affine_to_depthwise(module: ModuleOp) -> int:
                 isinstance(activation, nn.ActivationAttr)
                 and activation.kind.data in CLAMP_ACTIVATIONS
             )
-            same_type = nn.tensor_type(user.results[0]) == nn.tensor_type(x)
+            same_type = tensor_type(user.results[0]) == tensor_type(x)
             if shift is not None and shift[1] == axis and clamp and same_type:
                 last, bias = user, shift[0]
-        channels = nn.tensor_type(x).get_shape()[axis]
+        channels = tensor_type(x).get_shape()[axis]
         weights = np.broadcast_to(weights, (channels,))
         layout = "nhwc" if axis == rank - 1 else "nchw"
         kernel = np.ascontiguousarray(weights.reshape((channels,) + (1,) * (rank - 1)))
