@@ -149,7 +149,7 @@ def is_constant(binding: SSAValue | Operation) -> bool:
 
 def constant_data(binding: SSAValue | Operation) -> np.ndarray | None:
     """The numpy data of a value defined by an `nn.constant` with data, else None."""
-    from irc.transforms.fold_constants import constant_array
+    from irc.ir.constants import constant_array
 
     return constant_array(value_of(binding))
 

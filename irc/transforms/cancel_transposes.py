@@ -52,7 +52,7 @@ from xdsl.pattern_rewriter import (
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
 from irc.dialects.base import tensor_type
-from irc.transforms.fold_constants import constant_array
+from irc.ir.constants import constant_array
 
 Perm = list[int]
 """A permutation of axes: axis i of `transpose(x, perm)` is axis perm[i] of x."""

@@ -29,6 +29,7 @@ from xdsl.rewriter import InsertPoint
 
 from irc.dialects import nn
 from irc.dialects.base import channels_first_perm, channels_last_perm, tensor_type
+from irc.ir.constants import constant_array
 from irc.passes import option
 from irc.transforms.cancel_transposes import (
     cancel_transposes,
@@ -38,7 +39,6 @@ from irc.transforms.cancel_transposes import (
     make_transpose,
     report_counts,
 )
-from irc.transforms.fold_constants import constant_array
 
 Layout = Literal["nhwc", "nchw"]
 

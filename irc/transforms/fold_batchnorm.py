@@ -29,9 +29,9 @@ from xdsl.pattern_rewriter import (
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
 from irc.dialects.base import tensor_type
+from irc.ir.constants import constant_array
 from irc.ir.weights import dtype_of, is_float_type
 from irc.passes import option
-from irc.transforms.fold_constants import constant_array
 
 FoldableProducer = nn.ConvOp | nn.ConvTransposeOp | nn.GemmOp
 """The ops a batch norm folds into: linear in their input, with a weight and a bias."""

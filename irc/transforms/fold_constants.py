@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -27,15 +27,8 @@ from xdsl.pattern_rewriter import (
 
 from irc.dialects import nn
 from irc.dialects.base import tensor_type
+from irc.ir.constants import constant_array
 from irc.passes import PassOptionError, option
-
-
-def constant_array(value: SSAValue) -> np.ndarray | None:
-    """The data of a value defined by an `nn.constant` with data, else `None`."""
-    owner = value.owner
-    if isinstance(owner, nn.ConstantOp) and owner.has_data():
-        return owner.array()
-    return None
 
 
 def _shape_result(op: nn.ShapeOp) -> np.ndarray:

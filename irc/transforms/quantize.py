@@ -66,9 +66,9 @@ from irc.dialects import nn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp.quant import dequantize
+from irc.ir.constants import constant_array
 from irc.passes import option
 from irc.quantize import scheme
-from irc.transforms.fold_constants import constant_array
 
 if TYPE_CHECKING:
     from irc.quantize.calibration import TensorStats
