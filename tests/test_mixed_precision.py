@@ -31,9 +31,9 @@ from irc.dialects import nn, qnn
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import PrintOptions, parse_module, print_module
+from irc.ir.placement import DEVICE_ATTR
 from irc.ir.weights import WeightsMode
 from irc.quantize.mixed_precision import (
-    DEVICE_ATTR,
     auto_mixed_precision,
     mark_cpu_fallbacks,
     output_metric,

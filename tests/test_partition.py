@@ -41,13 +41,14 @@ from irc.importers.onnx import import_model
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import module_to_string, verify_module
+from irc.ir.placement import DEVICE_ATTR
 from irc.numerics import random_function_inputs
 from irc.passes import parse_pipeline
 from irc.targets import load_target
 from irc.testing.models import light_models, materialize_light_model
 from irc.testing.networks import NETWORKS
 from irc.testing.numerics import apply_and_compare
-from irc.transforms.partition import DEVICE_ATTR, PartitionPass, partition_module
+from irc.transforms.partition import PartitionPass, partition_module
 from irc.transforms.partition_report import SCHEMA, PartitionReport
 
 SEED = 0

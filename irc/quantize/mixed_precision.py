@@ -47,6 +47,7 @@ from xdsl.ir import Operation
 
 from irc.diagnostics import error
 from irc.dialects import nn
+from irc.ir.placement import CPU, DEVICE_ATTR
 from irc.quantize.calibration import ProgressBar
 from irc.transforms.quantize import (
     ROLES,
@@ -63,9 +64,6 @@ if TYPE_CHECKING:
 
 Metric = Literal["cosine", "sqnr"]
 """The output metrics mixed precision can aim at."""
-
-DEVICE_ATTR = "irc.device"
-"""The op attribute that sends a float op to the CPU (`irc.device = "cpu"`)."""
 
 COMPUTING_ROLES = (Role.MATMUL, Role.ARITHMETIC, Role.LOOKUP)
 """Roles whose ops compute new values in int8: the layers mixed precision weighs."""
@@ -327,7 +325,7 @@ def mark_cpu_fallbacks(module: ModuleOp, target: Target) -> list[Operation]:
         if not op.name.startswith("nn.") or isinstance(op, nn.ConstantOp):
             continue
         if any(_is_float(result.type) for result in op.results):
-            op.attributes[DEVICE_ATTR] = StringAttr("cpu")
+            op.attributes[DEVICE_ATTR] = StringAttr(CPU)
             marked.append(op)
     return marked
 

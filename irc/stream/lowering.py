@@ -67,6 +67,7 @@ from irc.dialects.qnn import ConstantOp as QConstantOp
 from irc.dialects.quant import quantized_element
 from irc.ir import weights
 from irc.ir.outline import boundary, outline
+from irc.ir.placement import CPU, DEVICE_ATTR
 from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target
 
@@ -870,7 +871,7 @@ class StreamLowering:
         name = f"host_{self.stats.host_calls}"
         self.stats.host_calls += 1
         callee = outline(ops, name, inputs, outputs, _is_constant)
-        callee.attributes["irc.device"] = StringAttr("cpu")
+        callee.attributes[DEVICE_ATTR] = StringAttr(CPU)
         self.module.body.block.add_op(callee)
         # Arguments in DDR, results to their buffers.
         input_views = []

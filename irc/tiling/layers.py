@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.ir import fixed_point
+from irc.ir.placement import runs_on_npu
 from irc.ir.weights import dtype_of
 from irc.tiling.lowering import (
     DDR,
@@ -1223,7 +1224,7 @@ def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None]
         or op.regions
     ):
         return None
-    if not _runs_on_npu(op):
+    if not runs_on_npu(op):
         return None
     if isinstance(op, ConvLike):
         return lambda: lower_conv(lowering, op)
@@ -1242,9 +1243,3 @@ def lowerer_for(op: Operation, lowering: FunctionLowering) -> Callable[[], None]
     if isinstance(op, qnn.ConcatOp | nn.ConcatOp):
         return lambda: lower_concat(lowering, op)
     return None
-
-
-def _runs_on_npu(op: Operation) -> bool:
-    from irc.transforms.plan_tiles import _runs_on_npu as runs
-
-    return runs(op)

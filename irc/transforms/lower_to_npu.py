@@ -14,6 +14,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit
+from irc.ir.placement import runs_on_npu
 from irc.passes import option
 
 
@@ -50,8 +51,7 @@ class LowerToNpuPass(ModulePass):
 
         target = require_target(self.name, self.target or None)
         for function in [o for o in op.ops if isinstance(o, FuncOp)]:
-            device = function.attributes.get("irc.device")
-            if function.body.blocks.first is None or getattr(device, "data", None) == "cpu":
+            if function.body.blocks.first is None or not runs_on_npu(function):
                 continue  # a host function (one lower-to-npu outlined, or the CPU's part)
             stats = StreamLowering(op, function, target, self.double_buffer).run()
             commands = sum(stats.commands.values())

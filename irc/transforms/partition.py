@@ -89,6 +89,7 @@ from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.dialects import nn
 from irc.dialects.part import TransferOp
 from irc.ir.outline import boundary, outline
+from irc.ir.placement import CPU, DEVICE_ATTR, NPU
 from irc.passes import option
 from irc.transforms.partition_report import (
     FallbackOp,
@@ -99,12 +100,6 @@ from irc.transforms.partition_report import (
 
 if TYPE_CHECKING:
     from irc.targets import Target
-
-DEVICE_ATTR = "irc.device"
-"""The function attribute that marks an outlined NPU function (`irc.device = "npu"`)."""
-
-NPU = "npu"
-CPU = "cpu"
 
 Mode = Literal["support", "cost"]
 

@@ -30,6 +30,7 @@ from xdsl.passes import ModulePass
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.dialects import qnn
 from irc.fileio import write_report
+from irc.ir.placement import runs_on_npu
 from irc.passes import option
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
 from irc.tiling.planner import (
@@ -155,21 +156,6 @@ class TilingReport:
         write_report(path, self.to_json, self.to_text, "tiling report", "plan-tiles{report=PATH}")
 
 
-def _runs_on_npu(op: Operation) -> bool:
-    """False for ops that partition or mixed precision put on the CPU."""
-    device = op.attributes.get("irc.device")
-    if isinstance(device, StringAttr) and device.data == "cpu":
-        return False
-    function = op.parent_op()
-    while function is not None and not isinstance(function, FuncOp):
-        function = function.parent_op()
-    if function is not None:
-        device = function.attributes.get("irc.device")
-        if isinstance(device, StringAttr) and device.data == "cpu":
-            return False
-    return True
-
-
 def _is_fused_requantize(op: Operation) -> bool:
     """A requantize of a MAC layer's accumulator: it runs on each tile of that layer."""
     if not isinstance(op, qnn.RequantizeOp):
@@ -240,7 +226,7 @@ def plan_module(
     plans: dict[Operation, Plan] = {}
     names: dict[Operation, str] = {}
     for op in module.walk():
-        if _is_fused_requantize(op) or not _runs_on_npu(op):
+        if _is_fused_requantize(op) or not runs_on_npu(op):
             continue
         location = Location.of(op)
         try:
