@@ -15,8 +15,8 @@ from xdsl.dialects.builtin import ModuleOp
 from irc.dialects import nn
 from irc.interp import run_function
 from irc.quantize.calibration import CalibrationStats, ObserverConfig, calibrate
+from irc.quantize.qdq import QuantizeConfig, bias_correction
 from irc.quantize.scheme import quantize_weights
-from irc.transforms.quantize import QuantizeConfig, bias_correction
 
 RNG = np.random.default_rng(7)
 

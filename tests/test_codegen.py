@@ -93,10 +93,10 @@ def _tile_level(model: Path) -> ModuleOp:
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate, load_samples
     from irc.quantize.mixed_precision import quantize_keeping_float
+    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
     from irc.targets import load_target, using_target
     from irc.tools.common import load_model
     from irc.transforms.lower_to_qnn import lower_module
-    from irc.transforms.quantize import QuantizeConfig, prepare_for_calibration
 
     module = load_model("test", model, {})
     for module_pass in parse_pipeline(GRAPH_OPT):

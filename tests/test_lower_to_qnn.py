@@ -58,9 +58,9 @@ from irc.ir.context import make_context
 from irc.ir.io import module_to_string, parse_module, verify_module
 from irc.passes import parse_pipeline
 from irc.quantize.calibration import entry_function, run_with_listener
+from irc.quantize.qdq import QuantizeConfig, layer_name, quantize_module
 from irc.targets import load_target, using_target
 from irc.transforms.lower_to_qnn import lower_module
-from irc.transforms.quantize import QuantizeConfig, layer_name, quantize_module
 
 NO_LUT_TARGET = (
     Path(__file__).parent / "filecheck" / "transforms" / "Inputs" / "partition-no-lut.toml"

@@ -41,10 +41,10 @@ from irc.quantize.mixed_precision import (
     quantizable_layers,
     quantize_keeping_float,
 )
+from irc.quantize.qdq import QuantizeConfig, layer_name
 from irc.targets import load_target
 from irc.tools.quantize import main
 from irc.transforms.lower_to_qnn import lower_module
-from irc.transforms.quantize import QuantizeConfig, layer_name
 
 OUTLIER = 25.0
 """The huge weight of the sensitive layer (the others are about 0.1 to 0.5)."""

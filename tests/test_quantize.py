@@ -52,8 +52,7 @@ from irc.ir.io import module_to_string, verify_module
 from irc.numerics import random_function_inputs
 from irc.passes import parse_pipeline
 from irc.quantize.calibration import CalibrationStats, calibrate
-from irc.testing.models import light_model, light_models, materialize_light_model
-from irc.transforms.quantize import (
+from irc.quantize.qdq import (
     QuantizeConfig,
     affine_to_depthwise,
     layer_name,
@@ -62,6 +61,7 @@ from irc.transforms.quantize import (
     unique_locations,
     weight_axis,
 )
+from irc.testing.models import light_model, light_models, materialize_light_model
 
 CALIBRATION_SEEDS = range(4)
 """The random samples light models are calibrated on."""

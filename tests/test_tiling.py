@@ -207,8 +207,8 @@ def test_a_forced_tile_that_does_not_fit_is_an_error() -> None:
 def digits_int8() -> ModuleOp:
     from irc.importers.onnx import import_model
     from irc.quantize.calibration import calibrate, load_samples
+    from irc.quantize.qdq import prepare_for_calibration, quantize_module
     from irc.transforms.lower_to_qnn import lower_module
-    from irc.transforms.quantize import prepare_for_calibration, quantize_module
 
     module = import_model(REPO / "models" / "digits" / "digits_cnn.onnx")
     with collect_diagnostics():

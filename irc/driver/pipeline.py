@@ -55,11 +55,11 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from irc.quantize.calibration import CalibrationStats
+    from irc.quantize.qdq import QuantizeConfig
     from irc.quantize.report import ErrorReport
     from irc.sim.run import Report
     from irc.targets import Target
     from irc.transforms.plan_tiles import TilingReport
-    from irc.transforms.quantize import QuantizeConfig
 
 GRAPH_OPT = "graph-opt{activations=relu,clip}"
 """The graph passes: relu and clip fused before calibration (see irc-quantize)."""
@@ -255,7 +255,7 @@ def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> 
     )
 
     def graph_opt() -> None:
-        from irc.transforms.quantize import prepare_for_calibration
+        from irc.quantize.qdq import prepare_for_calibration
 
         for module_pass in parse_pipeline(GRAPH_OPT):
             module_pass.apply(make_context(), module)
@@ -397,7 +397,7 @@ def _quantize(
 ) -> tuple[ModuleOp, ErrorReport, dict[str, tuple[float, float]]]:
     from irc.quantize.calibration import calibrate
     from irc.quantize.observers import ObserverConfig
-    from irc.transforms.quantize import QuantizeConfig
+    from irc.quantize.qdq import QuantizeConfig
 
     observer = ObserverConfig(options.chosen_observer)
     stats = stages.run("calibrate", lambda: calibrate(module, samples, observer, progress=False))

@@ -4,6 +4,8 @@
   multipliers and shifts of the integer ops (their arithmetic, requantization with its
   rounding rule, is irc/ir/fixed_point.py).
 - calibration.py, observers.py: running the float model to collect tensor ranges.
+- qdq.py: the rewriting of float `nn` ops into the QDQ form (the `quantize` pass and
+  mixed precision use it).
 - report.py, mixed_precision.py: layer-wise float vs int8 errors, and keeping layers in
   float.
 

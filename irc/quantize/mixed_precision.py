@@ -49,7 +49,7 @@ from irc.diagnostics import error
 from irc.dialects import nn
 from irc.ir.placement import CPU, DEVICE_ATTR
 from irc.quantize.calibration import ProgressBar
-from irc.transforms.quantize import (
+from irc.quantize.qdq import (
     ROLES,
     QuantizeConfig,
     QuantizeSummary,

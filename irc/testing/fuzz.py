@@ -900,10 +900,10 @@ def _run_levels(
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
+    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
     from irc.targets import load_target, using_target
     from irc.testing.reference import random_inputs, run_onnxruntime
     from irc.transforms.plan_tiles import plan_module
-    from irc.transforms.quantize import QuantizeConfig, prepare_for_calibration
 
     feeds = random_inputs(model, seed)
     expected = run_onnxruntime(model, feeds)

@@ -518,9 +518,9 @@ def quantize_with_irc(
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
+    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration, quantize_module
     from irc.tools.quantize import DEFAULT_GRAPH_OPT
     from irc.transforms.lower_to_qnn import lower_module
-    from irc.transforms.quantize import QuantizeConfig, prepare_for_calibration, quantize_module
 
     module = import_model(float_model)
     with collect_diagnostics():  # the passes' remarks

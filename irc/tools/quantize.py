@@ -247,8 +247,8 @@ def _run(args: argparse.Namespace) -> int:
         quantize_keeping_float,
     )
     from irc.quantize.observers import ObserverConfig
+    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
     from irc.transforms.lower_to_qnn import lower_module
-    from irc.transforms.quantize import QuantizeConfig, prepare_for_calibration
 
     _check_arguments(args)
     goal = parse_goal(args.auto) if args.auto else None
