@@ -38,8 +38,8 @@ from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.passes import parse_pipeline
 from irc.sim.run import Simulator, chrome_trace, simulate
-from irc.sim.scoreboard import View
 from irc.sim.timing import burst_bytes
+from irc.stream.scoreboard import View
 from irc.targets import load_target, using_target
 from irc.testing.quantized import quantize_with_irc
 

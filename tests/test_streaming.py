@@ -41,7 +41,6 @@ from irc.interp.npu import Program
 from irc.ir.context import make_context
 from irc.passes import parse_pipeline
 from irc.sim.run import Simulator
-from irc.sim.scoreboard import View
 from irc.sim.streaming import (
     HOST_LANES,
     StreamTiming,
@@ -49,6 +48,7 @@ from irc.sim.streaming import (
     schedule_frames,
     stream_timing,
 )
+from irc.stream.scoreboard import View
 from irc.targets import Target, using_target
 from irc.testing.quantized import quantize_with_irc
 

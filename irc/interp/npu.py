@@ -54,7 +54,7 @@ from irc.interp.tile import (
 )
 from irc.sim import timing
 from irc.sim.schedule import Item, schedule
-from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
+from irc.stream.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target, active_target, load_target
 
 QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}

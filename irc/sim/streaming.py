@@ -77,7 +77,7 @@ from irc.diagnostics import error
 from irc.dialects import npu
 from irc.interp.npu import Entry, Program
 from irc.sim.schedule import Item, schedule
-from irc.sim.scoreboard import Conflict, Scoreboard, View
+from irc.stream.scoreboard import Conflict, Scoreboard, View
 
 ENGINE_QUEUES = len(npu.QUEUES)
 HOST_QUEUE = npu.QUEUES.index("host")

@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
 
-    from irc.interp.npu import View
+    from irc.stream.scoreboard import View
     from irc.targets import Target
 
 

@@ -26,7 +26,7 @@ static addresses:
 - **host calls**: the tensor ops between tiled layers (`tile.to_tensor` ...
   `tile.to_buffer`) become functions of the module, each run of consecutive ones an
   `npu.host_call` reading and writing DDR;
-- **synchronisation**: a scoreboard (irc/sim/scoreboard.py) follows every byte each
+- **synchronisation**: a scoreboard (irc/stream/scoreboard.py) follows every byte each
   command reads and writes and each queue's vector clock; when a command would race
   with an earlier one of another queue, a `npu.signal` is placed right after that
   one and an `npu.wait` before this one. A wait that the clocks already imply is
@@ -68,7 +68,7 @@ from irc.dialects.quant import quantized_element
 from irc.ir import weights
 from irc.ir.outline import boundary, outline
 from irc.ir.placement import CPU, DEVICE_ATTR
-from irc.sim.scoreboard import OutOfBounds, Scoreboard, View
+from irc.stream.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target
 
 DDR, SRAM = "ddr", "sram"

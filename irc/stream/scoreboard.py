@@ -1,6 +1,7 @@
 """Buffers at static addresses (`View`) and the happens-before check of accesses
-(`Scoreboard`), shared by the simulator, which reports a race as a hazard, and by
-`lower-to-npu`, which inserts the synchronisation that orders it.
+(`Scoreboard`): the command stream's own dependency analysis. `lower-to-npu` uses it
+to insert the synchronisation that orders what races; the simulator (irc/sim/) runs
+it again and reports a race as a hazard.
 
 Each queue runs its commands in order; a queue's vector clock holds, per queue, how
 many of that queue's commands happen before its next command (its own earlier ones,
