@@ -1,4 +1,4 @@
-"""The NPU simulator (irc/interp/npu.py, irc/sim/) and `lower-to-npu` (irc/stream/).
+"""The NPU simulator (irc/sim/) and `lower-to-npu` (irc/stream/).
 
 - A hand-written stream runs bit-exact, each command at the cycle computed by hand
   from npu-demo's numbers.
@@ -32,11 +32,11 @@ from xdsl.ir import Operation
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import npu
 from irc.interp import run_function
-from irc.interp.npu import Hazard
 from irc.ir import fixed_point
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.passes import parse_pipeline
+from irc.sim.machine import Hazard
 from irc.sim.run import Simulator, chrome_trace, simulate
 from irc.sim.timing import burst_bytes
 from irc.stream.scoreboard import View

@@ -37,9 +37,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import npu
-from irc.interp.npu import Program
 from irc.ir.context import make_context
 from irc.passes import parse_pipeline
+from irc.sim.machine import Program
 from irc.sim.run import Simulator
 from irc.sim.streaming import (
     HOST_LANES,

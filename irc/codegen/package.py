@@ -132,7 +132,7 @@ def package_files(
     from irc.targets.render import target_toml
 
     entry = entry_function(module)
-    if not any(isinstance(op, npu.Command) for op in entry.body.block.ops):
+    if not npu.is_stream(entry):
         raise error(
             "the entry function is not a command stream: a package holds npu commands",
             entry,

@@ -341,6 +341,12 @@ class Command(TileOp):
                 )
 
 
+def is_stream(function: FuncOp) -> bool:
+    """Whether the function is a command stream (its body holds `npu` commands)."""
+    block = function.body.blocks.first
+    return block is not None and any(isinstance(op, Command) for op in block.ops)
+
+
 @irdl_op_definition
 class DmaOp(Command):
     """Copy a strided box between DDR and SRAM (or DDR and DDR): dest = source.

@@ -3,7 +3,8 @@
 - `evaluate_op` runs one op on given arrays, without a module (constant folding and the
   ONNX importer's folding of shape subgraphs use it).
 - `run_function` runs a module's entry function (`func.func @main` by default) on named
-  or positional inputs and returns its outputs by name.
+  or positional inputs and returns its outputs by name. A command stream (`npu` ops)
+  runs on the simulator instead: `irc.sim.run.run_function` runs IR of every level.
 - `function_signature` lists the entry function's inputs and outputs with their names
   and types (what `irc-run` shows and checks).
 
@@ -16,7 +17,7 @@ xDSL `InterpreterFunctions` class; `make_interpreter` registers them all.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
@@ -28,7 +29,6 @@ from irc.diagnostics import error
 from irc.dialects.nn import ConstantOp
 from irc.interp._xdsl import ArithFunctions, FuncFunctions, ScfFunctions
 from irc.interp.nn import NNFunctions
-from irc.interp.npu import NpuFunctions, is_stream
 from irc.interp.part import PartFunctions
 from irc.interp.qnn import QNNFunctions
 from irc.interp.quant import QuantFunctions
@@ -41,10 +41,14 @@ NAME_ATTR = "irc.name"
 Signature = tuple[list[tuple[str, TensorType]], list[tuple[str, TensorType]]]
 """(inputs, outputs) of a function, each a list of (name, tensor type)."""
 
+FunctionCall = Callable[[Interpreter, FuncOp, Sequence[np.ndarray]], Sequence[object]]
+"""What runs a function on its bound arguments, in place of the interpreter's
+`call_op`: the simulator, for a command stream (irc.sim.run.run_function)."""
+
 
 def interpreter_functions() -> list[InterpreterFunctions]:
     """Every dialect's interpreter implementations, as registered by `make_interpreter`
-    (a command stream runs on the simulator, irc/interp/npu.py, instead)."""
+    (a command stream runs on the simulator, irc/sim/machine.py, instead)."""
     return [
         FuncFunctions(),
         ScfFunctions(),
@@ -123,7 +127,8 @@ def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> tuple[np.ndarr
 # A whole function
 
 
-def _find_function(module: ModuleOp, entry: str) -> FuncOp:
+def find_function(module: ModuleOp, entry: str = "main") -> FuncOp:
+    """The module's `func.func @entry`, or an error naming the functions it has."""
     functions = [op for op in module.ops if isinstance(op, FuncOp)]
     for function in functions:
         if function.sym_name.data == entry:
@@ -165,7 +170,7 @@ def _tensor_types(function: FuncOp, types: Sequence[Attribute], what: str) -> li
 
 def function_signature(module: ModuleOp, entry: str = "main") -> Signature:
     """The (name, type) of every input and output of `func.func @entry`."""
-    function = _find_function(module, entry)
+    function = find_function(module, entry)
     function_type = function.function_type
     inputs = _tensor_types(function, function_type.inputs.data, "argument")
     outputs = _tensor_types(function, function_type.outputs.data, "result")
@@ -270,8 +275,9 @@ def _bind_inputs(
     ]
 
 
-def _check_constants_have_data(module: ModuleOp) -> None:
-    # Fail before computing anything when weights were elided from the text.
+def check_constants_have_data(module: ModuleOp) -> None:
+    """Fail before computing anything when weights were elided from the text: the
+    `IrcError` of the first constant without data."""
     for op in module.walk():
         if isinstance(op, ConstantOp) and not op.has_data():
             op.array()  # raises the IrcError that explains how to keep the weights
@@ -281,30 +287,29 @@ def run_function(
     module: ModuleOp,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     entry: str = "main",
-    npu: NpuFunctions | None = None,
+    call: FunctionCall | None = None,
 ) -> dict[str, np.ndarray]:
     """Run `func.func @entry` of `module`; returns its outputs by name, in result order.
 
     The outputs are new arrays, named by their `irc.name` result attributes
     (`output_0`, ... when absent).
 
-    `inputs` maps input names to arrays, or lists the arrays in argument order. A
-    command stream runs on the simulator `npu` (a fresh one by default). Arrays
+    `inputs` maps input names to arrays, or lists the arrays in argument order. Arrays
     are converted to the argument types when that keeps their values (float64 data
     for a float32 input); a wrong shape, a missing or unknown name, or data that would
-    change in conversion is an `IrcError` naming the input.
+    change in conversion is an `IrcError` naming the input. `call`, if given, runs the
+    function on the converted arguments instead of the interpreter (and checks the
+    constants itself): irc.sim.run.run_function runs a command stream so.
     """
-    function = _find_function(module, entry)
+    function = find_function(module, entry)
     input_signature, output_signature = function_signature(module, entry)
     arguments = _bind_inputs(function, input_signature, inputs)
-    if npu is None and is_stream(function):
-        npu = NpuFunctions()
-    if npu is None or npu.program is None or npu.program.function is not function:
-        _check_constants_have_data(module)  # a loaded stream's were checked when loading
+    if call is None:
+        check_constants_have_data(module)
     interpreter = make_interpreter(module)
     with np.errstate(all="ignore"):
-        if npu is not None:  # the simulator runs a command stream
-            results: Sequence[object] = npu.run_stream(interpreter, function, arguments)
+        if call is not None:
+            results: Sequence[object] = call(interpreter, function, arguments)
         else:
             results = interpreter.call_op(function, tuple(arguments))
     # Fresh arrays: results may be views of inputs or of read-only constant data.

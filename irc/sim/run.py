@@ -1,7 +1,9 @@
 """Running a command stream on the simulator, and what the run measured.
 
-`simulate(module, inputs, target)` runs the entry function's stream (irc/interp/npu.py)
-and returns its outputs with a `Report` (a `Simulator` loads the stream once and runs
+`run_function(module, inputs)` runs IR of any level, as `irc.interp.run_function`
+does, a command stream on the simulator (irc/sim/machine.py); what runs `npu`-level
+IR (irc-run, the runtime, the tests) calls it. `simulate(module, inputs, target)`
+runs the entry function's stream and returns its outputs with a `Report` (a `Simulator` loads the stream once and runs
 it on many inputs): total cycles and time at the target's clock,
 each engine's busy cycles and utilisation, the MAC array's utilisation, DDR bytes
 read and written, the SRAM high-water mark, and the same per layer (commands are
@@ -20,12 +22,14 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter
 from xdsl.traits import SymbolTable
 
+from irc import interp
 from irc.diagnostics import Location, error
 from irc.dialects import npu
-from irc.interp import make_interpreter, run_function
-from irc.interp.npu import Event, NpuFunctions
+from irc.interp import check_constants_have_data, find_function, make_interpreter
+from irc.sim.machine import Event, NpuFunctions
 from irc.targets import Target, using_target
 
 
@@ -150,7 +154,7 @@ class Simulator:
     """A module's command stream loaded on a target, to run on any number of inputs.
 
     Loading checks the stream for hazards and times it (neither depends on the data:
-    `report`), and decodes every command once (irc/interp/npu.py), so a run only
+    `report`), and decodes every command once (irc/sim/machine.py), so a run only
     computes, as a runtime session would.
     """
 
@@ -167,7 +171,30 @@ class Simulator:
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         """The stream's outputs on `inputs` (named, or in argument order)."""
         with using_target(self.target):
-            return run_function(self.module, inputs, self.entry, npu=self.functions)
+            return run_function(self.module, inputs, self.entry, self.functions)
+
+
+def run_function(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    entry: str = "main",
+    simulator: NpuFunctions | None = None,
+) -> dict[str, np.ndarray]:
+    """`irc.interp.run_function` for IR of every level: a command stream runs on the
+    simulator `simulator` (a fresh one by default, on the active target or the one the
+    stream names), any other function on the interpreter."""
+    if simulator is None and not npu.is_stream(find_function(module, entry)):
+        return interp.run_function(module, inputs, entry)
+    machine = simulator or NpuFunctions()
+
+    def call(
+        interpreter: Interpreter, function: FuncOp, arguments: Sequence[np.ndarray]
+    ) -> list[object]:
+        if machine.program is None or machine.program.function is not function:
+            check_constants_have_data(module)  # a loaded stream's were checked when loading
+        return machine.run_stream(interpreter, function, arguments)
+
+    return interp.run_function(module, inputs, entry, call)
 
 
 def report_of(target: Target, events: list[Event]) -> Report:

@@ -1,7 +1,7 @@
 """Streaming frames: the timing of N inferences of a loaded stream in flight at once.
 
 `stream_timing(program, frames)` times `frames` copies of a loaded command stream
-(irc/interp/npu.py `Program`) run back to back, each frame's commands allowed to
+(irc/sim/machine.py `Program`) run back to back, each frame's commands allowed to
 overlap the previous frame's wherever the memories allow, so that the input DMA of
 frame k+1 overlaps the compute of frame k. It reports when each frame starts and
 ends, the throughput (frames per second) and the latency percentiles (`StreamTiming`).
@@ -75,7 +75,7 @@ import numpy as np
 
 from irc.diagnostics import error
 from irc.dialects import npu
-from irc.interp.npu import Entry, Program
+from irc.sim.machine import Entry, Program
 from irc.sim.schedule import Item, schedule
 from irc.stream.scoreboard import Conflict, Scoreboard, View
 

@@ -895,12 +895,12 @@ def _run_levels(
     from irc.diagnostics import collect_diagnostics
     from irc.driver.pipeline import GRAPH_OPT, int8_module
     from irc.importers.onnx import import_model
-    from irc.interp import run_function
     from irc.ir.context import make_context
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
     from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
+    from irc.sim.run import run_function
     from irc.targets import load_target, using_target
     from irc.testing.reference import random_inputs, run_onnxruntime
     from irc.transforms.plan_tiles import plan_module

@@ -217,12 +217,6 @@ def _target_for(function: FuncOp) -> Target:
     return load_target(name.data)  # type: ignore[attr-defined]
 
 
-def is_stream(function: FuncOp) -> bool:
-    """Whether the function is a command stream (its body holds `npu` ops)."""
-    block = function.body.blocks.first
-    return block is not None and any(isinstance(op, npu.Command) for op in block.ops)
-
-
 class Program:
     """A command stream loaded into the simulator, to run on any number of inputs.
 
@@ -625,8 +619,8 @@ _PREPARED: dict[type[Operation], Callable[[Any], Callable[..., None]]] = {
 
 
 class NpuFunctions:
-    """The simulator as `run_function` uses it: it loads a function's stream once
-    (`Program`, for the active target) and runs it on each call."""
+    """The simulator as `irc.sim.run.run_function` uses it: it loads a function's
+    stream once (`Program`, for the active target) and runs it on each call."""
 
     def __init__(self) -> None:
         self.program: Program | None = None
