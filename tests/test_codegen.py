@@ -90,15 +90,15 @@ def test_every_level_round_trips(tmp_path: Path) -> None:
 
 def _tile_level(model: Path) -> ModuleOp:
     from irc.driver.pipeline import GRAPH_OPT
+    from irc.importers.load import load_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate, load_samples
     from irc.quantize.mixed_precision import quantize_keeping_float
     from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
     from irc.targets import load_target, using_target
-    from irc.tools.common import load_model
     from irc.transforms.lower_to_qnn import lower_module
 
-    module = load_model("test", model, {})
+    module = load_module("test", model, {})
     for module_pass in parse_pipeline(GRAPH_OPT):
         module_pass.apply(make_context(), module)
     prepare_for_calibration(module)

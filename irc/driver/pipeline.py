@@ -239,11 +239,11 @@ def compile_model(
 
 
 def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> CompileResult:
+    from irc.importers.load import load_module
     from irc.ir.context import make_context
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.targets import load_target, using_target
-    from irc.tools.common import load_model
 
     check_options(options)
     target = load_target(options.target)
@@ -251,7 +251,7 @@ def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> 
     warnings: list[str] = []
 
     module = stages.run(
-        "import", lambda: load_model("irc-compile", path, dict(options.input_shapes))
+        "import", lambda: load_module("irc-compile", path, dict(options.input_shapes))
     )
 
     def graph_opt() -> None:

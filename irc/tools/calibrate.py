@@ -22,11 +22,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
     add_progress_arguments,
     collect_input_shapes,
-    load_model,
     report,
     tool_error,
 )
@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.model is None:
             raise tool_error(TOOL, "--data needs a model", hint="irc-calibrate MODEL --data PATH")
-        module = load_model(TOOL, args.model, collect_input_shapes(args.input_shape, TOOL))
+        module = load_module(TOOL, args.model, collect_input_shapes(args.input_shape, TOOL))
         samples = load_samples(args.data, function_signature(module, args.entry)[0])
         start = time.perf_counter()
         stats = calibrate(module, samples, config, progress=args.progress, entry=args.entry)

@@ -13,10 +13,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from xdsl.dialects.builtin import ModuleOp
-
     from irc.diagnostics import Diagnostic, IrcError
     from irc.ir.weights import WeightsMode
 
@@ -168,35 +164,6 @@ def tool_error(tool: str, message: str, hint: str | None = None) -> IrcError:
     from irc.diagnostics import Location, error
 
     return error(message, Location(file=tool), hint)
-
-
-def load_model(tool: str, path: Path, input_shapes: dict[str, list[int]]) -> ModuleOp:
-    """A model file as a verified module: `.onnx` imported, anything else parsed as
-    textual IR (weights in a sidecar next to it are found)."""
-    from irc.diagnostics import Location, error
-    from irc.ir.context import make_context
-    from irc.ir.io import parse_module, verify_module
-
-    if not path.is_file():
-        raise tool_error(tool, f"cannot open '{path}': no such file")
-    if path.suffix == ".onnx":
-        from irc.importers.onnx import import_model
-
-        module = import_model(path, input_shapes)
-    else:
-        try:
-            text = path.read_text()
-        except UnicodeDecodeError:
-            raise error(
-                f"'{path}' is not UTF-8 text",
-                Location(file=str(path)),
-                hint="textual IR is UTF-8; give an .onnx model its .onnx suffix",
-            ) from None
-        except OSError as failure:
-            raise tool_error(tool, f"cannot read '{path}': {failure.strerror}") from None
-        module = parse_module(text, make_context(), str(path), weights_dir=path.parent)
-    verify_module(module)
-    return module
 
 
 def report(diagnostics: Iterable[Diagnostic]) -> None:

@@ -42,13 +42,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
     add_progress_arguments,
     add_weights_arguments,
     collect_input_shapes,
     comma_list,
-    load_model,
     run_reporting_warnings,
     tool_error,
     weights_mode,
@@ -260,7 +260,7 @@ def _run(args: argparse.Namespace) -> int:
     to_file = args.output != "-"
     mode = weights_mode(args.weights, TOOL, to_file=to_file)
 
-    module = load_model(TOOL, args.model, collect_input_shapes(args.input_shape, TOOL))
+    module = load_module(TOOL, args.model, collect_input_shapes(args.input_shape, TOOL))
     if args.graph_opt:
         from irc.ir.context import make_context
 

@@ -32,10 +32,10 @@ import numpy as np
 
 from irc.diagnostics import IrcError
 from irc.fileio import StagedOutputs
+from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
     collect_input_shapes,
-    load_model,
     report,
     tool_error,
 )
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         package = _open_package(args)
         module = package.package.module
     else:
-        module = load_model(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
+        module = load_module(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
     inputs = _read_inputs(args.input)
     signature_inputs, _ = function_signature(module, args.entry)
     rng = np.random.default_rng(args.seed)
