@@ -29,8 +29,8 @@ DIGITS = ROOT / "models" / "digits"
 
 def digits() -> None:
     """The digits CNN: compile, then classify the test set on the simulated NPU."""
+    from irc.importers.reference import run_onnxruntime
     from irc.runtime import Session
-    from irc.testing.reference import run_onnxruntime
 
     package = BUILD / "digits"
     step(

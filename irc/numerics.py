@@ -5,7 +5,9 @@ numbers. `NumericsChecker` checks that: it draws seeded random inputs for the en
 function, runs the reference interpreter on the IR before a pass, and, given the IR
 after the pass, runs it on the same inputs and compares the outputs within a
 tolerance. `irc-opt --verify-each-numerics` uses it before the first pass and after
-every pass; a pass's numerical tests use it through `irc.testing.numerics`.
+every pass; a pass's numerical tests use it through `irc.testing.numerics`. `compare`
+compares a run's outputs with reference outputs by name (`irc-run
+--compare-onnxruntime`, the tests).
 
     checker = NumericsChecker(module, seed=0, rtol=1e-4, atol=1e-5)
     FoldBatchNormPass().apply(ctx, module)
@@ -36,8 +38,8 @@ the ops removed just after those), each matched value dropped once compared.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnknownLoc
@@ -179,6 +181,126 @@ def compare_arrays(
         float(actual64[worst]),
         float(expected64[worst]),
     )
+
+
+# --------------------------------------------------------------------------------------
+# Comparing outputs with their reference (irc-run --compare-onnxruntime, the tests)
+
+
+@dataclass
+class OutputComparison:
+    """How one output compares with its reference.
+
+    `max_abs_error` is max |actual - expected|; `max_rel_error` is the largest
+    |actual - expected| / |expected| over elements whose expected value is non-zero.
+    An element passes when |actual - expected| <= atol + rtol * |expected| (numpy's
+    `allclose`); `mismatched` counts those that do not. `problem` explains a failure
+    that is not numeric (a missing output, a shape or dtype mismatch, NaNs).
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    mismatched: int = 0
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every element is within tolerance and nothing else is wrong."""
+        return self.problem is None and self.mismatched == 0
+
+
+@dataclass
+class ComparisonReport:
+    """The comparison of every expected output; `ok` when all of them pass."""
+
+    rtol: float
+    atol: float
+    outputs: list[OutputComparison] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every output passed."""
+        return all(output.ok for output in self.outputs)
+
+    def format(self) -> str:
+        """A table with one line per output: errors, mismatches and the verdict."""
+        lines = [f"compared with rtol={self.rtol:g}, atol={self.atol:g}:"]
+        width = max((len(output.name) for output in self.outputs), default=4)
+        for output in self.outputs:
+            verdict = "ok" if output.ok else "FAIL"
+            shape = "x".join(str(d) for d in output.shape) or "scalar"
+            if output.problem is not None:
+                lines.append(f"  {output.name:<{width}}  {verdict}: {output.problem}")
+                continue
+            lines.append(
+                f"  {output.name:<{width}}  {shape:>14}  max abs {output.max_abs_error:.3e}"
+                f"  max rel {output.max_rel_error:.3e}  mismatched {output.mismatched}  {verdict}"
+            )
+        lines.append("PASS" if self.ok else "FAIL")
+        return "\n".join(lines)
+
+
+def compare(
+    actual: Mapping[str, np.ndarray],
+    expected: Mapping[str, np.ndarray],
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+) -> ComparisonReport:
+    """Compare every output in `expected` with the one of the same name in `actual`.
+
+    Integer and boolean outputs must match exactly (their tolerance is still applied,
+    so keep atol < 1 to compare them exactly). NaNs must be at the same places.
+    """
+    report = ComparisonReport(rtol=rtol, atol=atol)
+    for name, reference in expected.items():
+        reference = np.asarray(reference)
+        comparison = OutputComparison(name, tuple(reference.shape))
+        report.outputs.append(comparison)
+        if name not in actual:
+            comparison.problem = "missing from the results"
+            continue
+        value = np.asarray(actual[name])
+        if value.shape != reference.shape:
+            comparison.problem = (
+                f"shape {list(value.shape)} differs from the expected {list(reference.shape)}"
+            )
+            continue
+        if value.dtype != reference.dtype:
+            comparison.problem = f"dtype {value.dtype} differs from the expected {reference.dtype}"
+            continue
+        _measure(comparison, value, reference, rtol, atol)
+    return report
+
+
+def _measure(
+    comparison: OutputComparison, value: np.ndarray, reference: np.ndarray, rtol: float, atol: float
+) -> None:
+    value64 = value.astype(np.float64)
+    reference64 = reference.astype(np.float64)
+    value_nan, reference_nan = np.isnan(value64), np.isnan(reference64)
+    if np.any(value_nan != reference_nan):
+        count = int(np.count_nonzero(value_nan != reference_nan))
+        comparison.problem = f"NaN at {count} positions where the other side has a number"
+        return
+    both = ~value_nan
+    # Equal infinities compare as equal; inf - inf would give NaN.
+    same = (value64 == reference64) | ~both
+    with np.errstate(invalid="ignore"):  # inf - inf, masked out by `same`
+        difference = np.where(same, 0.0, np.abs(value64 - reference64))
+    magnitude = np.abs(reference64)
+    if difference.size:
+        comparison.max_abs_error = float(difference.max())
+        nonzero = (magnitude > 0) & np.isfinite(magnitude)
+        if np.any(nonzero):
+            comparison.max_rel_error = float((difference[nonzero] / magnitude[nonzero]).max())
+        elif comparison.max_abs_error > 0:
+            comparison.max_rel_error = float("inf")
+    with np.errstate(invalid="ignore"):
+        within = difference <= atol + rtol * np.where(np.isinf(magnitude), 0.0, magnitude)
+    within |= value_nan  # NaNs on both sides, as checked above
+    comparison.mismatched = int(np.count_nonzero(~within))
 
 
 # --------------------------------------------------------------------------------------

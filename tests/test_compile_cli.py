@@ -111,7 +111,7 @@ def test_float_layers_stay_float(small_model: Path, tmp_path: Path, capsys) -> N
 def test_quantize_none(small_model: Path, tmp_path: Path, capsys) -> None:
     """Float: npu-demo has no fp16, so every layer runs on the host, exactly as the
     float model."""
-    from irc.testing.reference import run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
 
     out = tmp_path / "pkg"
     status, _, stderr = compile_cli(

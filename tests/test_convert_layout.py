@@ -26,13 +26,14 @@ from xdsl.ir import BlockArgument
 from irc.diagnostics import Severity, collect_diagnostics
 from irc.dialects import nn
 from irc.importers.onnx import import_model
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import parse_module
+from irc.numerics import compare
 from irc.testing.models import light_models, materialize_light_model
 from irc.testing.networks import mobilenet_v2_style, resnet_style
 from irc.testing.numerics import apply_and_compare, random_function_inputs
-from irc.testing.reference import compare, run_onnxruntime
 from irc.transforms.cancel_transposes import (
     is_at_boundary,
     permute_weight_rows,

@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irc.diagnostics import collect_diagnostics
 from irc.importers.onnx import import_model
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import verify_module
 from irc.passes import parse_pipeline
-from irc.testing.reference import run_onnxruntime
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "digits"
 MODEL_PATH = MODEL_DIR / "digits_cnn.onnx"

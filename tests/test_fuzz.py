@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
+from irc.importers.reference import run_onnxruntime
 from irc.testing.fuzz import (
     LEVELS,
     OPS,
@@ -25,7 +26,7 @@ from irc.testing.fuzz import (
     minimize,
     save_regression,
 )
-from irc.testing.reference import random_inputs, run_onnxruntime
+from irc.testing.reference import random_inputs
 
 GENERATOR_SEEDS = range(300)
 BATCH_SEEDS = range(25)

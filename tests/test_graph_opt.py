@@ -33,13 +33,15 @@ from xdsl.ir import BlockArgument, Operation
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import nn
 from irc.importers.onnx import import_model
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import verify_module
+from irc.numerics import compare
 from irc.passes import get_pass_class, parse_pipeline
 from irc.testing.models import light_models, materialize_light_model
 from irc.testing.networks import NETWORKS
-from irc.testing.reference import compare, random_inputs, run_onnxruntime
+from irc.testing.reference import random_inputs
 from irc.tools.opt import main
 
 RTOL, ATOL = 1e-4, 1e-5

@@ -20,12 +20,12 @@ from onnx import TensorProto, helper, numpy_helper
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import nn, quant
 from irc.importers.onnx import import_model, supported_ops
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import PrintOptions, module_to_string, parse_module, verify_module
 from irc.ir.weights import WeightsMode
 from irc.testing import quantized
-from irc.testing.reference import run_onnxruntime
 from irc.transforms.lower_to_qnn import lower_module
 
 RNG = np.random.default_rng(7)

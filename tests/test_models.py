@@ -17,12 +17,14 @@ import onnx
 import pytest
 
 from irc.importers.onnx import import_model
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
 from irc.ir.context import make_context
 from irc.ir.io import PrintOptions, module_to_string, parse_module, print_module, verify_module
 from irc.ir.weights import WeightsMode
+from irc.numerics import compare
 from irc.testing.models import light_models, materialize_light_model, pytorch_cases
-from irc.testing.reference import compare, random_inputs, run_onnxruntime
+from irc.testing.reference import random_inputs
 
 RTOL, ATOL = 1e-4, 1e-5
 SEED = 0

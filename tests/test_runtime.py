@@ -96,7 +96,7 @@ def test_package_outputs_equal_irc_run_on_the_command_level_ir(
 
 
 def test_digits_package_classifies_like_the_float_model(digits_package: Path) -> None:
-    from irc.testing.reference import run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
 
     model = onnx.load(DIGITS / "digits_cnn.onnx")
     session = Session(digits_package)

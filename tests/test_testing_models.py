@@ -13,6 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from irc.diagnostics import IrcError
+from irc.importers.reference import run_onnxruntime
+from irc.numerics import compare
 from irc.testing.models import (
     Role,
     light_model,
@@ -21,7 +23,7 @@ from irc.testing.models import (
     parameter_roles,
     pytorch_cases,
 )
-from irc.testing.reference import compare, random_inputs, run_onnxruntime
+from irc.testing.reference import random_inputs
 
 LIGHT_MODELS = light_models()
 

@@ -13,9 +13,11 @@ import pytest
 from onnx import numpy_helper
 
 from irc.importers.onnx import import_model
+from irc.importers.reference import run_onnxruntime
 from irc.interp import run_function
+from irc.numerics import compare
 from irc.testing.networks import NETWORKS, mobilenet_v2_style
-from irc.testing.reference import compare, random_inputs, run_onnxruntime
+from irc.testing.reference import random_inputs
 
 
 @cache

@@ -791,7 +791,7 @@ def compare_float(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.nd
     of two branches, a conv output that cancels) keeps the absolute error of its
     operands, which is relative to the operands' scale, not to the small result. Else
     what differs."""
-    from irc.testing.reference import compare
+    from irc.numerics import compare
 
     problems = []
     for name, reference in expected.items():
@@ -895,6 +895,7 @@ def _run_levels(
     from irc.diagnostics import collect_diagnostics
     from irc.driver.pipeline import GRAPH_OPT, int8_module
     from irc.importers.onnx import import_model
+    from irc.importers.reference import run_onnxruntime
     from irc.ir.context import make_context
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
@@ -902,7 +903,7 @@ def _run_levels(
     from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
     from irc.sim.run import run_function
     from irc.targets import load_target, using_target
-    from irc.testing.reference import random_inputs, run_onnxruntime
+    from irc.testing.reference import random_inputs
     from irc.transforms.plan_tiles import plan_module
 
     feeds = random_inputs(model, seed)
@@ -1010,7 +1011,8 @@ def _valid(model: onnx.ModelProto) -> bool:
     """Does `model` pass the checker, and does onnxruntime run it?"""
     import onnx
 
-    from irc.testing.reference import random_inputs, run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
+    from irc.testing.reference import random_inputs
 
     try:
         onnx.checker.check_model(model, full_check=True)

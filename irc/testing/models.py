@@ -421,7 +421,8 @@ def _calibrate(
     import onnx
     from onnx import numpy_helper
 
-    from irc.testing.reference import random_inputs, run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
+    from irc.testing.reference import random_inputs
 
     graph = model.graph
     nodes, statistics, extra_initializers = _normalizing_nodes(model, values, ranks)

@@ -187,7 +187,7 @@ def _build(
     """Build, measure the batch-norm statistics in onnxruntime, build again with them."""
     import onnx
 
-    from irc.testing.reference import run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
 
     calibrating = _NetworkBuilder(seed, statistics=None)
     output = body(calibrating)

@@ -278,7 +278,7 @@ def run_plain_onnxruntime(
     model: onnx.ModelProto | Path, samples: Sequence[Mapping[str, np.ndarray]]
 ) -> list[dict[str, np.ndarray]]:
     """Run a model on each sample in onnxruntime without graph optimizations: every
-    node with its own kernel, as `irc.testing.reference.run_onnxruntime` does (a QDQ
+    node with its own kernel, as `irc.importers.reference.run_onnxruntime` does (a QDQ
     model's ops in float between dequantize and quantize); one session for all."""
     return _run_session(_onnxruntime_session(model, False), samples)
 
@@ -513,18 +513,18 @@ def quantize_with_irc(
     it: import, the graph optimizations, `prepare_for_calibration`, calibration on
     `samples`, `quantize` (with bias correction), `lower-to-qnn`."""
     from irc.diagnostics import collect_diagnostics
+    from irc.driver.pipeline import GRAPH_OPT
     from irc.importers.onnx import import_model
     from irc.ir.context import make_context
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
     from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration, quantize_module
-    from irc.tools.quantize import DEFAULT_GRAPH_OPT
     from irc.transforms.lower_to_qnn import lower_module
 
     module = import_model(float_model)
     with collect_diagnostics():  # the passes' remarks
-        for module_pass in parse_pipeline(DEFAULT_GRAPH_OPT):
+        for module_pass in parse_pipeline(GRAPH_OPT):
             module_pass.apply(make_context(), module)
         prepare_for_calibration(module)
         stats = calibrate(module, samples, observer, progress=False)

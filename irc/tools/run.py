@@ -265,7 +265,8 @@ def _load_stream(module: ModuleOp, args: argparse.Namespace) -> Simulator:
 def _compare(args: argparse.Namespace, inputs: dict, outputs: dict) -> int:
     import onnx
 
-    from irc.testing.reference import compare, run_onnxruntime
+    from irc.importers.reference import run_onnxruntime
+    from irc.numerics import compare
 
     path: Path = args.compare_onnxruntime
     if not path.is_file():
