@@ -24,6 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check irc tests bench demo tools
 	$(BIN)/ruff format --check irc tests bench demo
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 lit: $(STAMP)
 	$(BIN)/lit -q tests/filecheck
