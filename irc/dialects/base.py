@@ -4,8 +4,8 @@ syntax of properties, and `TensorOp`, the base of ops on static-shaped tensors.
 `nn` and `qnn` ops derive from `TensorOp` (MLIR's custom-op form with properties in a
 dictionary of plain values, result types inferred and checked); `tile` and `npu` ops
 use the property declarations, `Props` and the property syntax. Nothing here belongs
-to one dialect: the dialects import this module, never the reverse. It imports the
-`quant` types, which a tensor's element type may be.
+to one dialect: the dialects import this module, and it imports none of them but
+`quant`, whose types a tensor's element type may be.
 """
 
 from __future__ import annotations

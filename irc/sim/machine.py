@@ -16,9 +16,10 @@ starts when its queue is free and the tokens its queue waited for are set
 command come from the target (irc/sim/timing.py). Loads and stores share the DDR:
 the data phases of DMA commands take turns on it.
 
-`Scoreboard` checks, with a vector clock per queue, that every byte a command reads
-was written by a command that happens before it (through a chain of signals and
-waits, or on the same queue), and that every byte it writes is no longer read or
+`Scoreboard` (irc/stream/scoreboard.py, with which `lower-to-npu` places the
+synchronisation) checks, with a vector clock per queue, that every byte a command
+reads was written by a command that happens before it (through a chain of signals
+and waits, or on the same queue), and that every byte it writes is no longer read or
 written by a command that does not: a race is a `Hazard` naming both commands.
 Accesses outside a memory, misaligned buffers, writes to the weights region and
 waits for a token nothing sets are hazards too.
