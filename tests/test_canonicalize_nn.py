@@ -77,6 +77,12 @@ def op_counts(module: ModuleOp) -> Counter[str]:
     )
 
 
+def locations(module: ModuleOp) -> set[str]:
+    """The locations of the module's ops: a rule gives the ops it builds the location
+    of an op it replaces, so canonicalization never adds one."""
+    return {str(op.location) for op in module.walk()}
+
+
 def test_every_op_with_rules_has_a_lit_case() -> None:
     text = LIT_FILE.read_text()
     for op_class in PATTERNS:
@@ -192,6 +198,7 @@ def test_light_model_canonicalizes_exactly(path: Path) -> None:
     canonical = apply_and_compare(module, "canonicalize", rtol=MODEL_RTOL, atol=MODEL_ATOL)
     name = path.stem.removeprefix("light_")
     assert rules_fired(module, canonical) == RULES_FIRED_ON_LIGHT_MODELS.get(name, {})
+    assert locations(canonical) <= locations(module)
     assert "nn.dropout" not in op_counts(canonical)
 
 
@@ -203,6 +210,7 @@ def test_pytorch_case_canonicalizes_exactly(case) -> None:
     module = import_model(case.model_path)
     canonical = apply_and_compare(module, "canonicalize", rtol=MODEL_RTOL, atol=MODEL_ATOL)
     assert rules_fired(module, canonical) == RULES_FIRED_ON_PYTORCH_CASES.get(case.id, {})
+    assert locations(canonical) <= locations(module)
 
 
 def test_every_expected_case_exists() -> None:
