@@ -88,7 +88,6 @@ def main() -> None:
     }
     pipelines = {
         "canonicalize": ("canonicalize", "canonicalize{rules=false}"),
-        "fuse-activation": ("fuse-activation", "fuse-activation{rules=false}"),
     }
     print(
         f"compiling {rule_count} rules (2 files, once per process): {compile_seconds * 1000:.1f} ms"

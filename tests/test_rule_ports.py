@@ -28,14 +28,6 @@ FILECHECK = Path(__file__).resolve().parent / "filecheck"
 
 PIPELINES = {
     "canonicalize": ("canonicalize", "canonicalize{rules=false}"),
-    "fuse-activation": (
-        "canonicalize,fuse-activation",
-        "canonicalize{rules=false},fuse-activation{rules=false}",
-    ),
-    "fuse-activation-restricted": (
-        "fuse-activation{activations=relu,clip producers=nn.conv,nn.add}",
-        "fuse-activation{activations=relu,clip producers=nn.conv,nn.add rules=false}",
-    ),
 }
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from xdsl.pattern_rewriter import RewritePattern
+
 from irc.diagnostics import Location, error
 from irc.rewrite.compiler import RulePattern, compile_rules
 from irc.rewrite.natives import RuleContext, constraint, helper
@@ -67,7 +69,7 @@ def load_rules(path: Path | str) -> list[type[RulePattern]]:
     return _compiled(str(file), text)
 
 
-def rule_patterns(path: Path | str, **arguments: object) -> list[RulePattern]:
+def rule_patterns(path: Path | str, **arguments: object) -> list[RewritePattern]:
     """The rules of a file (see `load_rules`) as patterns, in application order, each
     with the file's parameters bound to `arguments` (the defaults for those left out)."""
     return [rule(**arguments) for rule in load_rules(path)]
