@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -248,3 +251,41 @@ def test_a_parameter_without_value_or_default_is_an_error_at_its_declaration() -
     )
     with pytest.raises(TypeError, match="no parameter 'kind' in the rule file"):
         rule(kind=frozenset())
+
+
+# --------------------------------------------------------------------------------------
+# Layering: transforms -> rewrite -> interp -> dialects -> ir
+
+IRC = Path(__file__).resolve().parent.parent / "irc"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a source file imports, at its top or inside functions."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
+    return modules
+
+
+def imports_of(package: str) -> dict[str, set[str]]:
+    return {
+        str(path.relative_to(IRC.parent)): imported_modules(path)
+        for path in sorted((IRC / package).glob("*.py"))
+    }
+
+
+def test_the_dialects_import_no_pass_and_no_rule_machinery() -> None:
+    for path, modules in imports_of("dialects").items():
+        upward = {m for m in modules if m.startswith(("irc.transforms", "irc.rewrite"))}
+        assert not upward, f"{path} imports {sorted(upward)}"
+
+
+def test_the_rule_machinery_imports_no_pass() -> None:
+    # constant_array is on its way from irc/transforms/fold_constants.py to irc/ir/.
+    allowed = {"irc/rewrite/natives.py": {"irc.transforms.fold_constants"}}
+    for path, modules in imports_of("rewrite").items():
+        upward = {m for m in modules if m.startswith("irc.transforms")}
+        assert upward <= allowed.get(path, set()), f"{path} imports {sorted(upward)}"

@@ -68,9 +68,8 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.quant import UniformQuantizedType
@@ -299,24 +298,6 @@ class Props:
 # The base op: shared syntax, verification and construction
 
 
-class NNCanonicalization(HasCanonicalizationPatternsTrait):
-    """The canonicalization patterns of `nn` ops, starting with constant folding.
-
-    The patterns live in irc/transforms and are imported only when `canonicalize`
-    runs, so loading the dialect stays cheap.
-    """
-
-    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from irc.transforms.canonicalize_nn import patterns_for
-        from irc.transforms.fold_constants import FoldConstantPattern
-
-        return (FoldConstantPattern(), *patterns_for(op))
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return ()
-
-
 def _verify_quantized(value_type: Attribute) -> None:
     """A per-axis quantized element type must fit its tensor (one scale per slice)."""
     if isinstance(value_type, TensorType):
@@ -361,7 +342,7 @@ class NNOp(IRDLOperation):
     `check` (further checks on a built op).
     """
 
-    traits = traits_def(Pure(), NNCanonicalization())
+    traits = traits_def(Pure())
 
     FLOAT_ONLY: ClassVar[bool] = False
 

@@ -1,6 +1,5 @@
 // RUN: irc-opt %s --split-input-file -p canonicalize | FileCheck %s
 // RUN: irc-opt %s --split-input-file -p 'canonicalize{enable-patterns=compose_transposes,cancel_transposes}' | FileCheck %s --check-prefix=COMPOSE
-// RUN: irc-opt %s --split-input-file -p 'canonicalize{rules=false}' | FileCheck %s
 // RUN: irc-opt %s --split-input-file -p canonicalize --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // Canonicalization of nn ops, family by family. Every nn op folds when all its
@@ -151,8 +150,8 @@ func.func @elided() -> tensor<32xf32> {
 
 // -----
 
-// The rewrites below are the `nn` canonicalization patterns of
-// irc/transforms/canonicalize_nn.py; each computes exactly what it replaces (except
+// The rewrites below are the `nn` canonicalization rules of
+// irc/rules/canonicalize.rules; each computes exactly what it replaces (except
 // matmul + add -> gemm, which rounds once instead of twice).
 
 // Identity and inference dropout return their input.
