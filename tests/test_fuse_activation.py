@@ -99,6 +99,12 @@ def fusable_pairs(module: ModuleOp) -> Counter[tuple[str, str]]:
     return pairs
 
 
+def locations(module: ModuleOp) -> set[str]:
+    """The locations of the module's ops (fusion only removes ops: the fused producer
+    keeps its own)."""
+    return {str(op.location) for op in module.walk()}
+
+
 def activation_ops(module: ModuleOp) -> Counter[str]:
     return Counter(op.name for op in module.walk() if type(op) in ACTIVATION_OPS)
 
@@ -385,6 +391,7 @@ def test_light_models_fuse_every_pair_exactly(path: Path) -> None:
     after = apply_and_compare(module, "fuse-activation", seed=SEED, rtol=0, atol=0)
     relus_after = len(ops_named(after, "nn.relu"))
     assert not fusable_pairs(after)
+    assert locations(after) <= locations(module)
     assert relus_before - relus_after == sum(
         count for (_, kind), count in pairs.items() if kind == "nn.relu"
     )
@@ -414,6 +421,7 @@ def test_pytorch_cases_with_activations(case) -> None:
     before = activation_ops(module)
     after = fuse(module)
     assert not fusable_pairs(after)
+    assert locations(after) <= locations(module)
     assert sum(before.values()) - sum(activation_ops(after).values()) == sum(pairs.values())
     # The shipped reference outputs still come out of the fused module.
     outputs = run_function(after, case.inputs)

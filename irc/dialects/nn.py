@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, TypeAttribute
+from xdsl.ir import Attribute, Dialect, TypeAttribute
 from xdsl.irdl import (
     ParametrizedAttribute,
     base,
@@ -61,9 +61,8 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.base import (
@@ -115,34 +114,15 @@ def check_same_element_type(operand_types: Sequence[TensorType]) -> None:
 # The base op: the syntax, verifier and builders of irc.dialects.base.TensorOp
 
 
-class NNCanonicalization(HasCanonicalizationPatternsTrait):
-    """The canonicalization patterns of `nn` ops, starting with constant folding.
-
-    The patterns live in irc/transforms and are imported only when `canonicalize`
-    runs, so loading the dialect stays cheap.
-    """
-
-    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from irc.transforms.canonicalize_nn import patterns_for
-        from irc.transforms.fold_constants import FoldConstantPattern
-
-        return (FoldConstantPattern(), *patterns_for(op))
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return ()
-
-
 class NNOp(TensorOp):
-    """Base class of `nn` ops: `TensorOp`'s syntax, verifier and builders, and the
-    canonicalization patterns of `nn`.
+    """Base class of `nn` ops: `TensorOp`'s syntax, verifier and builders.
 
     Subclasses declare operands, results and properties as usual in xDSL, and may
     override `infer` (result types from operand types and properties) and
     `check` (further checks on a built op).
     """
 
-    traits = traits_def(Pure(), NNCanonicalization())
+    traits = traits_def(Pure())
 
 
 # --------------------------------------------------------------------------------------

@@ -6,15 +6,19 @@
       replace nn.conv($x, $w, $b?) {...$conv, activation = #nn.activation<relu>};
     }
 
-`load_rules(path)` parses and compiles a rule file into `RewritePattern` classes;
-`constraint` and `helper` register Python functions that rules call by name. The
-grammar is irc/rewrite/rules.lark; the reference is docs/rewrite-rules.md.
+`load_rules(path)` parses and compiles a rule file into `RewritePattern` classes, and
+`rule_patterns(path, **arguments)` gives their instances with the file's parameters
+bound (a pass hands its options to the rules this way); `constraint` and `helper`
+register Python functions that rules call by name. The grammar is
+irc/rewrite/rules.lark; the reference is docs/rewrite-rules.md.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
+
+from xdsl.pattern_rewriter import RewritePattern
 
 from irc.diagnostics import Location, error
 from irc.rewrite.compiler import RulePattern, compile_rules
@@ -27,6 +31,7 @@ __all__ = [
     "constraint",
     "helper",
     "load_rules",
+    "rule_patterns",
     "rules_from_text",
     "shipped_rule_file",
 ]
@@ -62,6 +67,12 @@ def load_rules(path: Path | str) -> list[type[RulePattern]]:
             hint=f"give a path to a .rules file, or the name of a shipped one ({names})",
         ) from None
     return _compiled(str(file), text)
+
+
+def rule_patterns(path: Path | str, **arguments: object) -> list[RewritePattern]:
+    """The rules of a file (see `load_rules`) as patterns, in application order, each
+    with the file's parameters bound to `arguments` (the defaults for those left out)."""
+    return [rule(**arguments) for rule in load_rules(path)]
 
 
 @functools.cache

@@ -41,6 +41,7 @@ from irc.rewrite.syntax import (
     Literal_,
     NewOp,
     OpPattern,
+    ParameterRef,
     Rule,
     RuleFile,
     SetProperty,
@@ -51,8 +52,23 @@ from irc.rewrite.syntax import (
 )
 
 
+@dataclass(frozen=True)
+class RuleParameter:
+    """A parameter of a rule file (`param name;` or `param name = default;`)."""
+
+    name: str
+    at: Location
+    has_default: bool = False
+    default: object = None
+
+
 class RulePattern(RewritePattern):
-    """The base of compiled rules; subclasses get a generated `match_and_rewrite`."""
+    """The base of compiled rules; subclasses get a generated `match_and_rewrite`.
+
+    An instance binds the parameters of the rule's file: `Rule(kinds=...)` gives the
+    value that the rule's bare name `kinds` stands for (a pass gives its options this
+    way); a parameter left out takes its default.
+    """
 
     rule_name: ClassVar[str]
     root_classes: ClassVar[tuple[type[Operation], ...]]
@@ -61,9 +77,54 @@ class RulePattern(RewritePattern):
     location: ClassVar[Location]
     source: ClassVar[str]
     """The generated Python code of `match_and_rewrite`."""
+    parameters: ClassVar[tuple[RuleParameter, ...]] = ()
+    """The parameters of the rule's file, in the order they are declared."""
+
+    arguments: dict[str, object]
+    """The value of each parameter, for this instance."""
+
+    def __init__(self, **arguments: object) -> None:
+        self.arguments = bind_arguments(self.parameters, arguments)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         raise NotImplementedError  # replaced by the generated method
+
+
+def bind_arguments(
+    parameters: tuple[RuleParameter, ...], arguments: dict[str, object]
+) -> dict[str, object]:
+    """The value of every parameter: the argument given, else the default.
+
+    A parameter without a default and without an argument is an error at its
+    declaration (apply-rules gives no arguments); an argument the file does not declare
+    is a bug of the caller.
+    """
+    declared = [parameter.name for parameter in parameters]
+    unknown = [name for name in arguments if name not in declared]
+    if unknown:
+        raise TypeError(
+            f"no parameter {', '.join(map(repr, unknown))} in the rule file "
+            f"(its parameters: {', '.join(declared) or 'none'})"
+        )
+    values: dict[str, object] = {}
+    missing: list[Diagnostic] = []
+    for parameter in parameters:
+        if parameter.name in arguments:
+            values[parameter.name] = arguments[parameter.name]
+        elif parameter.has_default:
+            values[parameter.name] = parameter.default
+        else:
+            missing.append(
+                Diagnostic(
+                    f"the rule file's parameter '{parameter.name}' has no value",
+                    parameter.at,
+                    hint="the pass that applies this file gives it (apply-rules gives "
+                    f"none); or declare a default: param {parameter.name} = ...;",
+                )
+            )
+    if missing:
+        raise IrcError(missing)
+    return values
 
 
 class _RuleError(Exception):
@@ -134,6 +195,28 @@ def describe_property(constraint: Any) -> str:
     return str(constraint)
 
 
+def literal_value(literal: Literal_) -> object:
+    """A literal as Python (numbers, strings, bools, lists) or an xDSL attribute."""
+    if literal.kind == "list":
+        assert isinstance(literal.value, tuple)
+        return [literal_value(item) for item in literal.value]
+    if literal.kind in ("type", "attribute"):
+        from xdsl.parser import Parser
+
+        try:
+            parser = Parser(_context(), str(literal.value), "rule")
+            return parser.parse_type() if literal.kind == "type" else parser.parse_attribute()
+        except ParseError as failure:
+            raise _RuleError(
+                f"invalid {literal.kind} {literal.text}: {failure.msg}", literal.at
+            ) from None
+        except (VerifyException, DiagnosticException) as failure:
+            raise _RuleError(
+                f"invalid {literal.kind} {literal.text}: {failure}", literal.at
+            ) from None
+    return literal.value
+
+
 def _closest(name: str, candidates: list[str]) -> str | None:
     found = difflib.get_close_matches(name, candidates, n=1)
     return found[0] if found else None
@@ -142,9 +225,12 @@ def _closest(name: str, candidates: list[str]) -> str | None:
 class _RuleCompiler:
     """Compiles one rule; `compile()` returns the pattern class or raises `_RuleError`."""
 
-    def __init__(self, rule: Rule, natives: dict[str, Native]):
+    def __init__(
+        self, rule: Rule, natives: dict[str, Native], parameters: tuple[RuleParameter, ...]
+    ):
         self.rule = rule
         self.natives = natives
+        self.parameters = parameters
         self.emit = _Emitter()
         self.bindings: dict[str, _Binding] = {}
         self.constants: dict[str, object] = {}
@@ -181,32 +267,11 @@ class _RuleCompiler:
             )
         return properties[name]
 
-    def literal_value(self, literal: Literal_) -> object:
-        """A literal as Python (numbers, strings, bools, lists) or an xDSL attribute."""
-        if literal.kind == "list":
-            assert isinstance(literal.value, tuple)
-            return [self.literal_value(item) for item in literal.value]
-        if literal.kind in ("type", "attribute"):
-            from xdsl.parser import Parser
-
-            try:
-                parser = Parser(_context(), str(literal.value), "rule")
-                return parser.parse_type() if literal.kind == "type" else parser.parse_attribute()
-            except ParseError as failure:
-                raise _RuleError(
-                    f"invalid {literal.kind} {literal.text}: {failure.msg}", literal.at
-                ) from None
-            except (VerifyException, DiagnosticException) as failure:
-                raise _RuleError(
-                    f"invalid {literal.kind} {literal.text}: {failure}", literal.at
-                ) from None
-        return literal.value
-
     def property_literal(
         self, op_class: type[Operation], name: str, literal: Literal_
     ) -> Attribute:
         definition = self.property_definition(op_class, name, literal.at)
-        attribute = runtime.to_property(op_class, name, self.literal_value(literal))
+        attribute = runtime.to_property(op_class, name, literal_value(literal))
         if attribute is None:
             raise _RuleError(
                 f"invalid value {literal.text} for property '{name}' of '{op_class.name}'",
@@ -459,7 +524,18 @@ class _RuleCompiler:
                     )
                 return binding.variable
             case Literal_():
-                return self.constant(self.literal_value(expr))
+                return self.constant(literal_value(expr))
+            case ParameterRef():
+                declared = [parameter.name for parameter in self.parameters]
+                if expr.name not in declared:
+                    raise _RuleError(
+                        f"unknown name '{expr.name}'",
+                        expr.at,
+                        hint=f"a bare name is a parameter of the file: declare it with "
+                        f"`param {expr.name};` (declared: {', '.join(declared) or 'none'}); "
+                        f"a capture is written ${expr.name}",
+                    )
+                return f"self.arguments[{expr.name!r}]"
             case Index():
                 return f"({self.expression(expr.base)})[{expr.index}]"
             case Call():
@@ -635,9 +711,35 @@ class _RuleCompiler:
                 "benefit": rule.benefit,
                 "location": rule.at,
                 "source": source,
+                "parameters": self.parameters,
                 "__doc__": f"Compiled from the rule '{rule.name}' at {rule.at}.",
             },
         )
+
+
+def _parameters(rule_file: RuleFile, diagnostics: list[Diagnostic]) -> tuple[RuleParameter, ...]:
+    """The file's parameters, their defaults converted; errors go to `diagnostics`."""
+    parameters: dict[str, RuleParameter] = {}
+    for parameter in rule_file.parameters:
+        earlier = parameters.get(parameter.name)
+        if earlier is not None:
+            diagnostics.append(
+                Diagnostic(
+                    f"a parameter named '{parameter.name}' is already declared at {earlier.at}",
+                    parameter.at,
+                )
+            )
+            continue
+        if parameter.default is None:
+            parameters[parameter.name] = RuleParameter(parameter.name, parameter.at)
+            continue
+        try:
+            default = literal_value(parameter.default)
+        except _RuleError as failure:
+            diagnostics.append(failure.diagnostic)
+            continue
+        parameters[parameter.name] = RuleParameter(parameter.name, parameter.at, True, default)
+    return tuple(parameters.values())
 
 
 def compile_rules(
@@ -663,6 +765,7 @@ def compile_rules(
     if diagnostics:
         raise IrcError(diagnostics)
     natives = NATIVES if natives is None else natives
+    parameters = _parameters(rule_file, diagnostics)
     seen: dict[str, Location] = {}
     for rule in rule_file.rules:
         if rule.name in seen:
@@ -676,7 +779,7 @@ def compile_rules(
             continue
         seen[rule.name] = rule.at
         try:
-            compiled.append(_RuleCompiler(rule, natives).compile())
+            compiled.append(_RuleCompiler(rule, natives, parameters).compile())
         except _RuleError as failure:
             diagnostics.append(failure.diagnostic)
     if diagnostics:

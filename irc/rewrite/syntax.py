@@ -42,6 +42,14 @@ class CaptureRef:
 
 
 @dataclass(frozen=True)
+class ParameterRef:
+    """A bare `name` used as a value: a parameter of the file."""
+
+    name: str
+    at: Location
+
+
+@dataclass(frozen=True)
 class Call:
     """`name(args...)`: a native constraint or helper."""
 
@@ -106,7 +114,7 @@ class UpdateOp:
     at: Location
 
 
-Expr: TypeAlias = Literal_ | CaptureRef | Call | Index | NewOp | UpdateOp
+Expr: TypeAlias = Literal_ | CaptureRef | ParameterRef | Call | Index | NewOp | UpdateOp
 
 
 @dataclass(frozen=True)
@@ -193,13 +201,24 @@ class Import:
     at: Location
 
 
+@dataclass(frozen=True)
+class Parameter:
+    """`param name;` or `param name = literal;`: a value given when the file's rules
+    are instantiated (a pass gives its options), with an optional default."""
+
+    name: str
+    default: Literal_ | None
+    at: Location
+
+
 @dataclass
 class RuleFile:
-    """The imports and rules of one file, in order."""
+    """The imports, parameters and rules of one file, in order."""
 
     filename: str
     rules: list[Rule] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
+    parameters: list[Parameter] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------
@@ -230,14 +249,19 @@ class _Builder(Transformer):
 
     # ---- rules ----
 
-    def start(self, items: list[Rule | Import]) -> RuleFile:
+    def start(self, items: list[Rule | Import | Parameter]) -> RuleFile:
         rules = [item for item in items if isinstance(item, Rule)]
         imports = [item for item in items if isinstance(item, Import)]
-        return RuleFile(self.filename, rules, imports)
+        parameters = [item for item in items if isinstance(item, Parameter)]
+        return RuleFile(self.filename, rules, imports, parameters)
 
     def import_(self, items: list[Token]) -> Import:
         text = str(items[0])
         return Import(text[1:-1], self._at(items[0]))
+
+    def parameter(self, items: list) -> Parameter:
+        name, default = items
+        return Parameter(str(name), default, self._at(name))
 
     @v_args(tree=True)
     def rule(self, tree: Tree) -> Rule:
@@ -341,6 +365,9 @@ class _Builder(Transformer):
     def capture(self, items: list[Token]) -> CaptureRef:
         return CaptureRef(self._name(items[0]), self._at(items[0]))
 
+    def parameter_ref(self, items: list[Token]) -> ParameterRef:
+        return ParameterRef(str(items[0]), self._at(items[0]))
+
     def call(self, items: list) -> Call:
         name, *args = items
         return Call(str(name), tuple(a for a in args if a is not None), self._at(name))
@@ -439,6 +466,7 @@ TOKEN_NAMES = {
     "COMPARISON": "a comparison (==, !=, <, <=, >, >=)",
     "RULE": "'rule'",
     "IMPORT": "'import'",
+    "PARAM": "'param'",
     "MATCH": "'match'",
     "WHERE": "'where'",
     "REPLACE": "'replace'",

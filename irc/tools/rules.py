@@ -1,6 +1,6 @@
 """`irc-rules`: check rule files and show what they compile to.
 
-    irc-rules my.rules                  # parse and compile; list the rules
+    irc-rules my.rules                  # parse and compile; list parameters and rules
     irc-rules my.rules --print-python   # and print each rule's generated code
     irc-rules canonicalize              # a rule file shipped with irc, by name
 
@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for file in args.files:
             patterns = load_rules(file)
             print(f"{file}: {len(patterns)} rule{'s' if len(patterns) != 1 else ''}")
+            for parameter in patterns[0].parameters if patterns else ():
+                default = f" = {parameter.default!r}" if parameter.has_default else ""
+                print(f"  param {parameter.name}{default} at {parameter.at}")
             for pattern in patterns:
                 print(f"  {pattern.rule_name} (benefit {pattern.benefit}) at {pattern.location}")
                 if args.print_python:

@@ -6,32 +6,31 @@ interpreter applies a fused activation with the same function as the standalone 
 so the rewrite is exact, bit for bit. When the producer already carries an
 activation, the new one is absorbed only where the composition is again one
 activation, exactly (see `compose`).
+
+The rewrite is the rule of irc/rules/fuse-activation.rules; this module holds what
+the rule language cannot say, the natives the rule calls (the fused form of an
+activation op, and whether the pass's options allow a fusion and the composition is
+exact), and the pass, which gives the rule file its options as parameters.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from contextvars import ContextVar
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from irc.dialects import nn
 from irc.passes import PassOptionError, option
 from irc.rewrite.natives import constraint, helper
 
 RULE_FILE = "fuse-activation"
-"""The shipped rule file (irc/rules/fuse-activation.rules) that ports the pattern."""
+"""The shipped rule file (irc/rules/fuse-activation.rules) that holds the rewrite."""
 
 PRODUCERS: tuple[type[nn.NNOp], ...] = (
     nn.ConvOp,
@@ -102,80 +101,43 @@ def compose(first: nn.ActivationAttr, then: nn.ActivationAttr) -> nn.ActivationA
     return None
 
 
-@dataclass(frozen=True)
-class FuseActivationPattern(RewritePattern):
-    """act(producer(...)) -> producer(...) {activation = act}, when the producer's result
-    has no other user; an existing activation is composed with act when that is exact."""
-
-    kinds: frozenset[str]
-    """The activation kinds that may be fused (#nn.activation kinds)."""
-    producers: frozenset[str]
-    """The names of the ops that may absorb an activation."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, nn.NNOp) or type(op) not in ACTIVATION_OPS:
-            return
-        to_activation = ACTIVATION_OPS[type(op)]
-        activation = to_activation(op)
-        if activation is None or activation.kind.data not in self.kinds:
-            return
-        value = op.operands[0]
-        producer = value.owner
-        if not isinstance(producer, nn.NNOp) or producer.name not in self.producers:
-            return
-        if not value.has_one_use() or op.results[0].type != value.type:
-            return
-        existing = producer.properties.get("activation")
-        if existing is not None:
-            assert isinstance(existing, nn.ActivationAttr)
-            composed = compose(existing, activation)
-            if composed is None or composed.kind.data not in self.kinds:
-                return
-            activation = composed
-        producer.properties["activation"] = activation
-        rewriter.notify_op_modified(producer)
-        rewriter.replace(op, [], [value])
-
-
 # --------------------------------------------------------------------------------------
-# The natives of irc/rules/fuse-activation.rules, which ports `FuseActivationPattern`
+# The natives of irc/rules/fuse-activation.rules; `kinds` and `producers` are the
+# pass's options, which the rule file receives as its parameters
 
 
-@dataclass(frozen=True)
-class FusionOptions:
-    """What may be fused: the pass's options, read by the rules' natives."""
-
-    kinds: frozenset[str] = frozenset(nn.ACTIVATIONS)
-    producers: frozenset[str] = frozenset(op.name for op in PRODUCERS)
-
-
-fusion_options: ContextVar[FusionOptions | None] = ContextVar("irc_fusion_options", default=None)
-"""The options of the running `fuse-activation` (None: all kinds and producers)."""
-
-
-def _fusion(producer: Operation, activation: nn.ActivationAttr) -> nn.ActivationAttr | None:
-    options = fusion_options.get() or FusionOptions()
-    if activation.kind.data not in options.kinds or producer.name not in options.producers:
-        return None
+def _fusion(
+    producer: Operation, activation: nn.ActivationAttr, kinds: Collection[str]
+) -> nn.ActivationAttr | None:
     existing = producer.properties.get("activation")
     if existing is None:
         return activation
     assert isinstance(existing, nn.ActivationAttr)
     composed = compose(existing, activation)
-    return composed if composed is not None and composed.kind.data in options.kinds else None
+    return composed if composed is not None and composed.kind.data in kinds else None
 
 
 @constraint("may_fuse")
-def may_fuse(producer: Operation, activation: nn.ActivationAttr | None) -> bool:
-    """The options allow fusing the activation into the producer, and if the producer
-    already has one, the two compose exactly."""
-    return activation is not None and _fusion(producer, activation) is not None
+def may_fuse(
+    producer: Operation,
+    activation: nn.ActivationAttr | None,
+    kinds: Collection[str],
+    producers: Collection[str],
+) -> bool:
+    """The activation's kind is one of `kinds` and the producer's name one of
+    `producers`, and if the producer already has an activation, the two compose
+    exactly into one of `kinds`."""
+    if activation is None or activation.kind.data not in kinds or producer.name not in producers:
+        return False
+    return _fusion(producer, activation, kinds) is not None
 
 
 @helper("fused_activation")
-def fused_activation(producer: Operation, activation: nn.ActivationAttr) -> nn.ActivationAttr:
+def fused_activation(
+    producer: Operation, activation: nn.ActivationAttr, kinds: Collection[str]
+) -> nn.ActivationAttr:
     """The producer's activation after fusing `activation` (composed if it had one)."""
-    fused = _fusion(producer, activation)
+    fused = _fusion(producer, activation, kinds)
     assert fused is not None, "may_fuse must hold before fused_activation is called"
     return fused
 
@@ -210,7 +172,9 @@ class FuseActivationPass(ModulePass):
     place and location. Fusion is exact: the interpreter gives bit-identical results.
     Restrict what is fused with `activations` (fused kinds: relu, clip, leaky_relu,
     hard_swish, sigmoid; when an activation is composed with an existing one, the
-    kind of the result must be listed too) and `producers` (op names).
+    kind of the result must be listed too) and `producers` (op names). The rewrite is
+    the rule of irc/rules/fuse-activation.rules, which receives both options as its
+    parameters (see [rewrite-rules.md](rewrite-rules.md#parameters)).
 
     ```mlir
     %y = nn.conv %x, %w, %b : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
@@ -237,25 +201,13 @@ class FuseActivationPass(ModulePass):
         _check_names("activation kind", self.activations, tuple(nn.ACTIVATIONS))
         _check_names("producer", self.producers, tuple(op.name for op in PRODUCERS))
 
-    rules: bool = option(
-        True,
-        "apply irc/rules/fuse-activation.rules (false: the hand-written pattern it was "
-        "ported from)",
-    )
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = FusionOptions(frozenset(self.activations), frozenset(self.producers))
-        if self.rules:
-            from irc.rewrite import load_rules
+        from irc.rewrite import rule_patterns
 
-            patterns: list[RewritePattern] = [rule() for rule in load_rules(RULE_FILE)]
-        else:
-            patterns = [FuseActivationPattern(options.kinds, options.producers)]
-        token = fusion_options.set(options)
-        try:
-            PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
-        finally:
-            fusion_options.reset(token)
+        patterns = rule_patterns(
+            RULE_FILE, activations=frozenset(self.activations), producers=frozenset(self.producers)
+        )
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
 
 
 def _check_names(what: str, given: tuple[str, ...], known: tuple[str, ...]) -> None:

@@ -2,6 +2,7 @@
 // RUN: not irc-opt %s --split-input-file -p 'apply-rules{file=%S/Inputs/example.rules rules=wrong_type}' 2>&1 | FileCheck %s --check-prefix=WRONG
 // RUN: not irc-opt %s -p 'apply-rules{file=%S/Inputs/example.rules rules=no_such_rule}' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not irc-opt %s -p 'apply-rules' 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not irc-opt %s -p 'apply-rules{file=fuse-activation}' 2>&1 | FileCheck %s --check-prefix=NOVALUE
 
 // `apply-rules` compiles the rules of a file and applies them to a fixpoint.
 
@@ -79,3 +80,9 @@ func.func @wrong(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 // UNKNOWN-NEXT: hint: the rules: compose_transposes, drop_identity, fuse_conv_relu, mul_by_one, wrong_type
 
 // NOFILE: <pass-pipeline>:1:1: error: invalid options for 'apply-rules': give the rule files: file=PATH (a .rules file or a shipped name)
+
+// apply-rules gives a rule file's parameters no values: a file whose parameters have
+// no default is applied by its pass (fuse-activation gives its options).
+// NOVALUE: fuse-activation.rules:{{[0-9]+}}:7: error: the rule file's parameter 'activations' has no value
+// NOVALUE-NEXT: hint: the pass that applies this file gives it (apply-rules gives none); or declare a default: param activations = ...;
+// NOVALUE-NEXT: fuse-activation.rules:{{[0-9]+}}:7: error: the rule file's parameter 'producers' has no value

@@ -1,6 +1,6 @@
 // RUN: irc-opt %s --split-input-file -p canonicalize | FileCheck %s
 // RUN: irc-opt %s --split-input-file -p 'canonicalize{enable-patterns=compose_transposes,cancel_transposes}' | FileCheck %s --check-prefix=COMPOSE
-// RUN: irc-opt %s --split-input-file -p 'canonicalize{rules=false}' | FileCheck %s
+// RUN: irc-opt %s --split-input-file -p canonicalize --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // Canonicalization of nn ops, family by family. Every nn op folds when all its
 // operands are constants (the reference interpreter computes the value); the values
@@ -150,8 +150,8 @@ func.func @elided() -> tensor<32xf32> {
 
 // -----
 
-// The rewrites below are the `nn` canonicalization patterns of
-// irc/transforms/canonicalize_nn.py; each computes exactly what it replaces (except
+// The rewrites below are the `nn` canonicalization rules of
+// irc/rules/canonicalize.rules; each computes exactly what it replaces (except
 // matmul + add -> gemm, which rounds once instead of twice).
 
 // Identity and inference dropout return their input.
@@ -179,6 +179,17 @@ func.func @reshape_chains(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor<2x3
   %back = nn.reshape %a : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
   %f = nn.flatten %x {axis = 2} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
   func.return %b, %back, %f : tensor<4x6xf32>, tensor<2x3x4xf32>, tensor<6x4xf32>
+}
+
+// -----
+
+// A reshape or flatten to its input's own type is no reshape at all.
+// CHECK-LABEL: func.func @same_type_reshapes
+// CHECK-NEXT:    func.return %x, %x
+func.func @same_type_reshapes(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %r = nn.reshape %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %f = nn.flatten %x {axis = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %r, %f : tensor<2x3xf32>, tensor<2x3xf32>
 }
 
 // -----
@@ -413,4 +424,40 @@ func.func @matmul_add_stays(%a: tensor<2x3xf32>, %v: tensor<3x4xf32>) -> (tensor
   %product = nn.matmul %a, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   %t = nn.add %product, %wide : (tensor<2x4xf32>, tensor<5x1x4xf32>) -> tensor<5x2x4xf32>
   func.return %y, %shared, %z, %u, %t : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>
+}
+
+// -----
+
+// An op that a rule builds takes the location of the op it stands for, so layers
+// keep their names: a gemm is its matmul's layer (with the bias), a merged reshape or
+// transpose takes the outer op's location, the add the sum's, the reshape the flatten's
+// or transpose's; a folded constant takes the location of the op it folds.
+// LOC-LABEL: func.func @locations
+// LOC-NEXT:    %w = nn.constant {{.*}} loc("w")
+// LOC-NEXT:    %c = nn.constant {{.*}} loc("c")
+// LOC-NEXT:    %y = nn.gemm %a, %w, %c {{.*}} loc("dense")
+// LOC-NEXT:    %z = nn.gemm %a, %w, %c {{.*}} loc("dense2")
+// LOC-NEXT:    %s = nn.add %y, %z {{.*}} loc("residual")
+// LOC-NEXT:    %r2 = nn.reshape %x {{.*}} loc("outer_reshape")
+// LOC-NEXT:    %f = nn.reshape %x {{.*}} loc("flatten")
+// LOC-NEXT:    %t2 = nn.transpose %x {perm = [2, 0, 1]} {{.*}} loc("outer_transpose")
+// LOC-NEXT:    %p = nn.reshape %u {{.*}} loc("unit_transpose")
+// LOC-NEXT:    %folded = nn.constant dense<[0.000000e+00, 2.000000e+00, 0.000000e+00]> {{.*}} loc("folded")
+func.func @locations(%a: tensor<2x3xf32>, %x: tensor<2x3x4xf32>, %u: tensor<1x8x1x1xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x6xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<1x1x1x8xf32>, tensor<3xf32>) {
+  %w = nn.constant dense<0.5> : tensor<3x4xf32> loc("w")
+  %c = nn.constant dense<1.0> : tensor<4xf32> loc("c")
+  %m = nn.matmul %a, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("dense")
+  %y = nn.add %m, %c : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("dense_bias")
+  %n = nn.matmul %a, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("dense2")
+  %z = nn.add %c, %n : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("dense2_bias")
+  %s = nn.sum %y, %z : tensor<2x4xf32> loc("residual")
+  %r1 = nn.reshape %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32> loc("inner_reshape")
+  %r2 = nn.reshape %r1 : (tensor<6x4xf32>) -> tensor<4x6xf32> loc("outer_reshape")
+  %f = nn.flatten %x : (tensor<2x3x4xf32>) -> tensor<2x12xf32> loc("flatten")
+  %t1 = nn.transpose %x {perm = [1, 0, 2]} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32> loc("inner_transpose")
+  %t2 = nn.transpose %t1 {perm = [2, 1, 0]} : (tensor<3x2x4xf32>) -> tensor<4x2x3xf32> loc("outer_transpose")
+  %p = nn.transpose %u {perm = [0, 2, 3, 1]} : (tensor<1x8x1x1xf32>) -> tensor<1x1x1x8xf32> loc("unit_transpose")
+  %k = nn.constant dense<[-1.0, 2.0, -3.0]> : tensor<3xf32> loc("k")
+  %folded = nn.relu %k : tensor<3xf32> loc("folded")
+  func.return %y, %z, %s, %r2, %f, %t2, %p, %folded : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x6xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<1x1x1x8xf32>, tensor<3xf32>
 }

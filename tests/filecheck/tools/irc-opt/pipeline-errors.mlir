@@ -11,7 +11,7 @@
 
 // RUN: not irc-opt %s -p 'canonicalize{top-dawn=false}' 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION:      <pass-pipeline>:1:14: error: 'canonicalize' has no option 'top-dawn'
-// OPTION-NEXT:   hint: options of 'canonicalize': top-down, enable-patterns, disable-patterns, rules
+// OPTION-NEXT:   hint: options of 'canonicalize': top-down, enable-patterns, disable-patterns
 
 // RUN: not irc-opt %s -p 'cse{top-down=false}' 2>&1 | FileCheck %s --check-prefix=NO-OPTIONS
 // NO-OPTIONS:      <pass-pipeline>:1:5: error: 'cse' has no option 'top-down'
