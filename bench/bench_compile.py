@@ -18,6 +18,12 @@ and the light ResNet-50 with seeded weights), written once as a float ONNX file:
    same float model (session creation, and the median of its runs, 2 threads);
 3. schedule efficiency: the sum of the layers' lower bounds (max of ideal compute and
    compulsory DDR traffic, docs/tiling.md) over the simulated cycles.
+
+With `--baseline DIR` (a worktree of an earlier commit, such as
+`git worktree add ../irc-base <commit>`), every compile of this tree alternates with
+one of the baseline's, in the same kind of fresh process, and the medians of both and
+their ratio are printed: the before-and-after figure of docs/benchmarks.md, taken in
+one run because these machines are noisy.
 """
 
 from __future__ import annotations
@@ -89,14 +95,15 @@ def write_model(name: str, directory: Path) -> Path:
     return path
 
 
-def compile_once(model: Path, package: Path) -> dict:
-    """One compile in a fresh interpreter; what it measured."""
+def compile_once(model: Path, package: Path, tree: Path = ROOT) -> dict:
+    """One compile in a fresh interpreter, by the irc of `tree` (`python -c` puts its
+    working directory first on the import path); what it measured."""
     completed = subprocess.run(
         [sys.executable, "-c", CHILD, str(model), str(package)],
         capture_output=True,
         text=True,
         check=True,
-        cwd=ROOT,
+        cwd=tree,
     )
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
@@ -137,7 +144,7 @@ def ort_int8(model: Path, directory: Path, runs: int) -> tuple[float, float]:
     return load, median_seconds(lambda: session.run(names, feed), max(runs, 10))  # type: ignore[attr-defined]
 
 
-def measure(name: str, repeats: int, runs: int, work: Path) -> None:
+def measure(name: str, repeats: int, runs: int, work: Path, baseline: Path | None) -> None:
     """Print one model's figures."""
     import numpy as np
 
@@ -145,7 +152,21 @@ def measure(name: str, repeats: int, runs: int, work: Path) -> None:
 
     model = write_model(name, work)
     package = work / f"{name}.pkg"
-    compiles = [compile_once(model, package) for _ in range(repeats)]
+    compiles, before = [], []
+    for _ in range(repeats):
+        if baseline is not None:
+            before.append(compile_once(model, work / f"{name}.base.pkg", baseline))
+        compiles.append(compile_once(model, package))
+    if before:
+        now = statistics.median(c["total"] for c in compiles)
+        then = statistics.median(c["total"] for c in before)
+        peak_now = max(c["peak_mb"] for c in compiles)
+        peak_then = max(c["peak_mb"] for c in before)
+        print(
+            f"\n== {name}, interleaved with {baseline}: compile {now:.2f} s against "
+            f"{then:.2f} s (ratio {now / then:.2f}); peak memory {peak_now:.0f} MB "
+            f"against {peak_then:.0f} MB (ratio {peak_now / peak_then:.2f})"
+        )
     stages = {
         stage: statistics.median(c["stages"][stage] for c in compiles)
         for stage in compiles[0]["stages"]
@@ -192,10 +213,16 @@ def main() -> None:
     parser.add_argument("--models", default="mobilenet_v2,resnet50")
     parser.add_argument("--repeats", type=int, default=3, help="compiles per model (median)")
     parser.add_argument("--runs", type=int, default=5, help="runs per model (median)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a worktree of an earlier commit whose compiles alternate with this tree's",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="irc-bench-") as work:
         for name in args.models.split(","):
-            measure(name, args.repeats, args.runs, Path(work))
+            measure(name, args.repeats, args.runs, Path(work), args.baseline)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.func import FuncOp
 
+from irc.backend import lower_function
 from irc.diagnostics import collect_diagnostics
 from irc.interp import run_function
 from irc.sim.run import Simulator
@@ -37,7 +38,6 @@ from irc.testing.quantized import (
     quantize_with_irc,
 )
 from irc.testing.reference import random_inputs
-from irc.tiling.lowering import lower_function
 from irc.transforms.plan_tiles import plan_module
 
 QUANTIZED_MODELS = Path(__file__).resolve().parents[1] / "build" / "quantized-models"

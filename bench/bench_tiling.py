@@ -18,13 +18,12 @@ import time
 import numpy as np
 from xdsl.dialects.func import FuncOp
 
+from irc.backend import lower_function, plan_memory
 from irc.diagnostics import collect_diagnostics
 from irc.interp import run_function
 from irc.targets import load_target
 from irc.testing.quantized import calibration_samples, materialized_light_model, quantize_with_irc
 from irc.testing.reference import random_inputs
-from irc.tiling.lowering import lower_function
-from irc.tiling.memory import plan_function
 from irc.transforms.plan_tiles import plan_module
 
 MODELS = (
@@ -57,7 +56,7 @@ def main() -> None:
             report = plan_module(module, target)
             plan_seconds = time.perf_counter() - start
             start = time.perf_counter()
-            memory, _ = plan_function(function, target.dma.burst_bytes)
+            memory, _ = plan_memory(function, target)
             ddr_seconds = time.perf_counter() - start
             start = time.perf_counter()
             stats = lower_function(function, target)

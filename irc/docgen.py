@@ -5,11 +5,15 @@
 
 The op reference is read from the `nn` dialect's op definitions (docstrings, operands,
 results, properties and their defaults); the pass reference from the pass registry.
+Sections of hand-written pages are generated too, between markers: the backend table
+(irc/backend/table.py) in docs/architecture.md, and the target format's reference
+tables (irc/targets/render.py) in docs/targets.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import sys
 from collections.abc import Callable
@@ -211,6 +215,65 @@ def passes_markdown() -> str:
     return pass_reference_markdown()
 
 
+def backend_table_markdown() -> str:
+    """The backend table (irc/backend/table.py): one row per entry."""
+    from irc.backend.table import ENTRIES
+
+    rows = [
+        "| kind | ops | on the NPU | commands |",
+        "|---|---|---|---|",
+    ]
+    for entry in ENTRIES:
+        kind = f"`{entry.kind}`"
+        if entry.support_key is not None:
+            why = (entry.support_key.__doc__ or "").strip().splitlines()[0].rstrip(".")
+            kind += f" (asked as: {why[0].lower()}{why[1:]})"
+        ops = ", ".join(f"`{op.name}`" for op in entry.ops)
+        if entry.view:
+            commands = "none: a view of its input's buffer"
+        elif entry.commands:
+            commands = ", ".join(
+                f"`{spec.command.name}` ({spec.engine})" for spec in entry.commands
+            )
+        else:
+            commands = "`npu.dma` copies"
+        rows.append(f"| {kind} | {ops} | {entry.summary} | {commands} |")
+    return "\n".join(rows) + "\n"
+
+
+def targets_reference_markdown() -> str:
+    """The target format's reference tables (irc/targets/render.py)."""
+    from irc.targets.render import reference_markdown
+
+    return reference_markdown().strip("\n") + "\n"
+
+
+SECTIONS: dict[tuple[str, str, str], Callable[[], str]] = {
+    (
+        "architecture.md",
+        "<!-- generated: backend-table -->\n",
+        "<!-- end: backend-table -->",
+    ): backend_table_markdown,
+    ("targets.md", "<!-- reference: begin -->\n", "<!-- reference: end -->"): (
+        targets_reference_markdown
+    ),
+}
+"""Generated sections of hand-written pages: (page, first line, end marker) -> its text."""
+
+
+def _sectioned(
+    previous: Callable[[], str], begin: str, end: str, section: Callable[[], str]
+) -> str:
+    """The page `previous` gives, with the text between `begin` and `end` generated
+    by `section`."""
+    text = previous()
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    before = text[start:stop]
+    blank = before[: len(before) - len(before.lstrip("\n"))]
+    trailing = before[len(before.rstrip("\n")) + 1 :] if before.strip() else ""
+    return text[:start] + blank + section() + trailing + text[stop:]
+
+
 PAGES = {
     "nn-ops.md": nn_ops_markdown,
     "qnn-ops.md": qnn_ops_markdown,
@@ -226,7 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a page is out of date")
     args = parser.parse_args(argv)
     stale = []
-    for page, generate in PAGES.items():
+    pages: dict[str, Callable[[], str]] = dict(PAGES)
+    for (page, begin, end), section in SECTIONS.items():
+        pages[page] = functools.partial(
+            _sectioned, pages.get(page, (DOCS / page).read_text), begin, end, section
+        )
+    for page, generate in pages.items():
         path = DOCS / page
         text = generate()
         if args.check:

@@ -34,6 +34,7 @@ import importlib
 import inspect
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,6 +61,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "partition": ("irc.transforms.partition", "PartitionPass"),
     "plan-ddr": ("irc.transforms.plan_ddr", "PlanDDRPass"),
     "plan-tiles": ("irc.transforms.plan_tiles", "PlanTilesPass"),
+    "prepare-quantize": ("irc.transforms.prepare_quantize", "PrepareQuantizePass"),
     "quantize": ("irc.transforms.quantize", "QuantizePass"),
 }
 """Every pass: its pipeline name -> (module, class name). Keep it sorted by name."""
@@ -237,6 +239,37 @@ def _default_text(field: dataclasses.Field) -> str | None:
     if field.default_factory is not dataclasses.MISSING:
         return _value_text(field.default_factory())
     return None
+
+
+# --------------------------------------------------------------------------------------
+# Printing pipelines
+
+
+def pass_text(module_pass: ModulePass) -> str:
+    """A pass as a pipeline writes it, every option spelt out (as `mlir-opt
+    --dump-pass-pipeline` does) but those left empty, in declaration order:
+    `plan-tiles{target=npu-demo align-channels=true}`. Written out, the pipeline means
+    the same when a default changes."""
+    written = []
+    for field in dataclasses.fields(module_pass):
+        if not field.init:
+            continue
+        value = getattr(module_pass, field.name)
+        if value in ("", ()):
+            continue  # unset: the pass's own choice (a target given otherwise, no file)
+        text = _value_text(value)
+        if isinstance(value, str) and any(c in text for c in " {},\"'"):
+            quote = "'" if '"' in text else '"'
+            text = f"{quote}{text}{quote}"
+        written.append(f"{field.name.replace('_', '-')}={text}")
+    name = type(module_pass).name
+    return f"{name}{{{' '.join(written)}}}" if written else name
+
+
+def pipeline_text(passes: Sequence[ModulePass]) -> str:
+    """Passes as an anchored pipeline, `builtin.module(p1,p2{opt=v})`, which
+    `parse_pipeline` reads back as the same passes."""
+    return f"{MODULE_ANCHOR}({','.join(pass_text(p) for p in passes)})"
 
 
 # --------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""irc/cost.py: MACs, elements, bytes and time estimates of nn ops, against hand counts.
+"""irc/backend/cost.py: MACs, elements, bytes and time estimates of nn ops, against hand counts.
 
 Every expected number is computed by hand in the test from the op's shapes (and, for
 times, from the npu-demo preset's figures: 256 MACs at 500 MHz, 16 vector lanes, DDR
@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from xdsl.dialects.builtin import TensorType, f32, i64
+from xdsl.dialects.builtin import TensorType, f32, i32, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from irc import cost
+from irc.backend import cost
+from irc.dialects.quant import UniformQuantizedType
 from irc.ir.context import make_context
 from irc.ir.io import parse_module, verify_module
 from irc.targets import load_target
@@ -119,9 +120,14 @@ def test_elements_and_no_macs_for_other_ops() -> None:
 
 
 def test_tensor_bytes() -> None:
-    assert cost.tensor_bytes(TensorType(f32, [1, 3, 224, 224])) == 150_528  # int8 on the NPU
-    assert cost.tensor_bytes(TensorType(f32, [2, 3]), bytes_per_element=4) == 24
-    assert cost.tensor_bytes(TensorType(i64, [])) == 1
+    # A float model's tensors will be int8 on the NPU; a quantized model's float ones stay.
+    assert cost.tensor_bytes(TensorType(f32, [1, 3, 224, 224])) == 150_528
+    assert cost.tensor_bytes(TensorType(f32, [2, 3]), float_bytes=4) == 24
+    # Integers and quantized tensors count their storage.
+    assert cost.tensor_bytes(TensorType(i64, [])) == 8
+    assert cost.tensor_bytes(TensorType(i32, [2, 3])) == 24
+    int8 = TensorType(UniformQuantizedType.make(0.5, -3), [4, 4])
+    assert cost.tensor_bytes(int8) == 16
     with pytest.raises(ValueError, match="statically shaped"):
         cost.tensor_bytes(TensorType(f32, [-1, 3]))
     with pytest.raises(ValueError, match="expected a tensor type"):

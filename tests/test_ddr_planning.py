@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 from test_tiling import digits_int8
 from xdsl.dialects.func import FuncOp
 
+from irc.backend import plan_memory
 from irc.diagnostics import collect_diagnostics
 from irc.ir.context import make_context
 from irc.ir.io import parse_module
 from irc.passes import parse_pipeline
 from irc.targets import load_target, using_target
-from irc.tiling.memory import Value, check_plan, place, plan_function
+from irc.tiling.memory import Value, check_plan, place
 
 ALIGNMENT = 64
 
@@ -65,12 +66,14 @@ def test_placements_never_overlap(values: list[Value]) -> None:
 def test_the_digits_model_plans_soundly() -> None:
     module = digits_int8()
     function = next(op for op in module.ops if isinstance(op, FuncOp))
-    plan, _ = plan_function(function, ALIGNMENT)
+    target = load_target("npu-demo")
+    assert target.dma.burst_bytes == ALIGNMENT
+    plan, _ = plan_memory(function, target)
     assert check_plan(plan) == []
     roles = {value.role for value in plan.values}
     assert {"argument", "weight", "fused"} <= roles
     assert plan.arena_bytes < plan.naive_bytes
-    unshared, _ = plan_function(function, ALIGNMENT, zero_copy=False, in_place=False)
+    unshared, _ = plan_memory(function, target, zero_copy=False, in_place=False)
     assert plan.arena_bytes <= unshared.arena_bytes
     assert all(value.offset == -1 for value in plan.values if value.role == "fused")
 

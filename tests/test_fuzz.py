@@ -100,7 +100,9 @@ def test_a_mismatch_is_a_failure_with_a_description(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(tile.AddTile, "into", off_by_one)
     model = _model_with(["Conv", "Add"])
-    result = check_graph(model, 0, package=False)
+    # Seed 1 partitions by support (every third seed by cost, which may keep the Add
+    # of so small a graph on the host).
+    result = check_graph(model, 1, package=False)
     assert result.failed and result.level == "tile", result.message
     assert re.search(r"\d+ of \d+ elements differ", result.message)
 

@@ -214,6 +214,8 @@ CASES = [
     unary("leaky_relu", nn.LeakyReluOp, "LeakyRelu", alpha=0.2),
     unary("leaky_relu_default", nn.LeakyReluOp, "LeakyRelu"),
     unary("elu", nn.EluOp, "Elu", alpha=0.7),
+    unary("celu", nn.CeluOp, "Celu", alpha=0.6),
+    unary("celu_default", nn.CeluOp, "Celu"),
     unary("selu", nn.SeluOp, "Selu"),
     unary("selu_params", nn.SeluOp, "Selu", alpha=1.5, gamma=0.8),
     case(

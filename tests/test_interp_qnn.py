@@ -649,7 +649,7 @@ def test_lut_sigmoid_matches_qlinearsigmoid(signed: bool) -> None:
         return (1 / (1 + np.exp(-values))).astype(np.float32)
 
     table = scheme.build_lut(sigmoid, element_of(x_type), element_of(y_type))
-    body = f"  %out = qnn.lut %x {{table = {table.tolist()}}} : ({x_type}) -> {y_type}"
+    body = f'  %out = qnn.lut %x {{function = "sigmoid", table = {table.tolist()}}} : ({x_type}) -> {y_type}'
     ours = run_ir(body, [("x", x_type, x)], y_type)
     node = helper.make_node(
         "QLinearSigmoid", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft"
@@ -672,7 +672,7 @@ def test_lut_equals_the_qdq_float_path() -> None:
     x = np.arange(-128, 128).astype(np.int8)
     x_type, y_type = qtype([256], 0.05, -10), qtype([256], 0.03, -100)
     table = scheme.build_lut(hard_swish, element_of(x_type), element_of(y_type))
-    body = f"  %out = qnn.lut %x {{table = {table.tolist()}}} : ({x_type}) -> {y_type}"
+    body = f'  %out = qnn.lut %x {{function = "sigmoid", table = {table.tolist()}}} : ({x_type}) -> {y_type}'
     ours = run_ir(body, [("x", x_type, x)], y_type)
     float_body = (
         f"  %f = quant.dcast %x : {x_type} to tensor<256xf32>\n"

@@ -362,7 +362,7 @@ def test_clamp_and_lut_match_qnn() -> None:
     reference = run(
         f"""func.func @main(%x: {x_type}) -> {x_type} {{
   %c = qnn.clamp %x {{clamp_min = -20, clamp_max = 90}} : {x_type}
-  %y = qnn.lut %c {{table = {ints(table)}}} : ({x_type}) -> {x_type}
+  %y = qnn.lut %c {{function = "sigmoid", table = {ints(table)}}} : ({x_type}) -> {x_type}
   func.return %y : {x_type}
 }}""",
         [x],

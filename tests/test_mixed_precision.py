@@ -35,7 +35,6 @@ from irc.ir.placement import DEVICE_ATTR
 from irc.ir.weights import WeightsMode
 from irc.quantize.mixed_precision import (
     auto_mixed_precision,
-    mark_cpu_fallbacks,
     output_metric,
     parse_goal,
     quantizable_layers,
@@ -153,16 +152,33 @@ def test_goals() -> None:
 
 
 def test_float_layers_go_to_the_cpu_on_a_target_without_fp16() -> None:
+    """The backend table places a layer kept float by the target's data types, and
+    says why it is float; partition marks it."""
+    from irc import backend
+    from irc.transforms.partition import PartitionPass
+
     module = sensitive_network()
     stats = calibrated(module)
     config = QuantizeConfig(exclude_names=frozenset({"sensitive"}))
     integer = quantized(module, stats, config)
     lower_module(integer, None)
-    marked = mark_cpu_fallbacks(integer.clone(), load_target("edge-2tops"))
-    assert marked == []  # edge-2tops computes in fp16: the float conv may stay on the NPU
-    marked = mark_cpu_fallbacks(integer, load_target("npu-demo"))
-    assert [(op.name, layer_name(op)) for op in marked] == [("nn.conv", "sensitive")]
-    assert marked[0].attributes[DEVICE_ATTR] == StringAttr("cpu")
+    (conv,) = [op for op in integer.walk() if isinstance(op, nn.ConvOp)]
+    assert layer_name(conv) == "sensitive"
+    # edge-2tops computes in fp16: only the layout keeps this float conv off its NPU.
+    assert backend.place(conv, load_target("edge-2tops")).reasons == (
+        'nn.conv layout="nchw": irc tiles channels-last (nhwc) convolutions only '
+        "(convert-layout makes them)",
+    )
+    placement = backend.place(conv, load_target("npu-demo"))
+    assert placement.device == "cpu"
+    assert placement.reasons == (
+        "nn.conv computes in float (excluded by name ('sensitive')): target npu-demo "
+        "computes in integers only (no fp16)",
+        'nn.conv layout="nchw": irc tiles channels-last (nhwc) convolutions only '
+        "(convert-layout makes them)",
+    )
+    PartitionPass(target="npu-demo", outline=False).apply(make_context(), integer)
+    assert conv.attributes[DEVICE_ATTR] == StringAttr("cpu")
 
 
 # --------------------------------------------------------------------------------------
@@ -210,7 +226,7 @@ def test_irc_quantize_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert status == 0, messages
     assert "kept float: sensitive (nn.conv)" in messages
     assert "1 float (1 x kept float by mixed precision)" in messages
-    assert 'target npu-demo has no fp16: 1 float ops marked irc.device = "cpu"' in messages
+    assert "target npu-demo has no fp16: 1 float ops run on the host" in messages
     assert "output 'output_0': cosine" in messages
     assert report.read_text().startswith("layer-wise error:")
     assert stats.is_file()
@@ -218,8 +234,6 @@ def test_irc_quantize_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     integer = parse_module(output.read_text(), make_context(), str(output))
     ops = [op.name for op in integer.walk()]
     assert ops.count("qnn.conv") == 2 and ops.count("nn.conv") == 1
-    sensitive = next(op for op in integer.walk() if isinstance(op, nn.ConvOp))
-    assert sensitive.attributes[DEVICE_ATTR] == StringAttr("cpu")
     assert output_cosine(module, integer, TEST_SEEDS) > 0.99
     # The statistics saved can be given back instead of calibrating.
     again = tmp_path / "again.mlir"

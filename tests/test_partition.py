@@ -1,18 +1,21 @@
 """`partition` on real networks: numerics, reports against golden files, IR invariants.
 
 For every light model of the onnx package (weights materialised from a fixed seed) and
-every network the suite builds (`irc.testing.networks`), after import and `graph-opt`:
+every network the suite builds (`irc.testing.networks`), quantized as irc-compile
+quantizes it (import, `graph-opt`, `prepare-quantize`, `quantize` on one random sample,
+`lower-to-qnn`): the int8 module that `irc-compile` partitions,
 
 - partitioning for npu-demo, in both modes, leaves outputs identical to the last bit
   (`apply_and_compare` with rtol = atol = 0): transfers copy, calls run the same ops;
 - the partitioned IR is consistent with its report: host code never reads an NPU value
-  without a transfer to the CPU, NPU functions hold only nn ops, and the transitions,
-  transfers, op counts and MACs counted in the IR are those the report gives;
+  without a transfer to the CPU, NPU functions hold only ops the backend table runs on
+  an NPU, and the transitions, transfers, op counts and MACs counted in the IR are those
+  the report gives;
 - each report passes the JSON schema checks, and the light models' reports equal the
   golden files `tests/data/partition/<model>.<mode>.json` byte for byte.
 
 The golden files record what npu-demo runs of each light model and why. After a
-deliberate change to the pass, the cost model (irc/cost.py), the support checks or the
+deliberate change to the pass, the cost model (irc/backend/cost.py), the support checks or the
 npu-demo preset, regenerate them and review the diff:
 
     IRC_REGENERATE_GOLDEN=1 .venv/bin/pytest tests/test_partition.py -k golden
@@ -33,10 +36,11 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from irc.cost import op_macs, tensor_bytes
+from irc import backend
+from irc.backend.cost import op_macs, tensor_bytes
 from irc.diagnostics import IrcError, Severity, collect_diagnostics
-from irc.dialects import nn
 from irc.dialects.part import TransferOp
+from irc.dialects.quant import quantized_element
 from irc.importers.onnx import import_model
 from irc.interp import run_function
 from irc.ir.context import make_context
@@ -53,6 +57,14 @@ from irc.transforms.partition_report import SCHEMA, PartitionReport
 
 SEED = 0
 TARGET = "npu-demo"
+FLOAT_TARGET = str(
+    Path(__file__).parent / "filecheck" / "transforms" / "Inputs" / "npu-demo-fp16.toml"
+)
+"""npu-demo computing in fp16 too: the small float cases below run on its NPU."""
+QUANTIZE = (
+    "builtin.module(graph-opt{activations=relu,clip},prepare-quantize,"
+    "quantize{calibration-samples=1},lower-to-qnn{target=npu-demo})"
+)
 MODES = ("support", "cost")
 GOLDEN_DIR = Path(__file__).parent / "data" / "partition"
 REGENERATE = os.environ.get("IRC_REGENERATE_GOLDEN") == "1"
@@ -71,11 +83,11 @@ SLOW_MODELS = {"vgg19", "bvlc_alexnet", "zfnet512"}
 """The models with the largest weights (seconds to materialise, import and run)."""
 
 
-def optimised(name: str) -> ModuleOp:
-    """The model imported and run through `graph-opt`: what `partition` sees."""
+def quantized(name: str) -> ModuleOp:
+    """The model quantized as irc-compile quantizes it: what `partition` sees there."""
     module = import_model(MODEL_BUILDERS[name]())
-    with collect_diagnostics():  # graph-opt's remarks
-        for module_pass in parse_pipeline("graph-opt"):
+    with collect_diagnostics():  # the passes' remarks, the random calibration's warning
+        for module_pass in parse_pipeline(QUANTIZE):
             module_pass.apply(make_context(), module)
     verify_module(module)
     return module
@@ -89,9 +101,9 @@ def partitioned(module: ModuleOp, mode: str) -> tuple[ModuleOp, PartitionReport]
     return after, report
 
 
-def assert_same_outputs(module: ModuleOp, mode: str) -> ModuleOp:
+def assert_same_outputs(module: ModuleOp, mode: str, target: str = TARGET) -> ModuleOp:
     """Partition a clone through the pass pipeline; the outputs must not change at all."""
-    pipeline = f"partition{{target={TARGET} mode={mode}}}"
+    pipeline = f"partition{{target={target} mode={mode}}}"
     with collect_diagnostics():  # the pass's remark
         return apply_and_compare(module, pipeline, rtol=0, atol=0)
 
@@ -110,12 +122,17 @@ def _npu_call(value: SSAValue, npu_names: set[str]) -> bool:
 
 
 def _is_compute(op: Operation) -> bool:
-    return isinstance(op, nn.NNOp) and not isinstance(op, nn.ConstantOp)
+    return not backend.is_data(op) and not isinstance(op, ReturnOp)
 
 
 def ir_problems(module: ModuleOp, report: PartitionReport) -> list[str]:
     """Every way in which the partitioned IR breaks the IR form or disagrees with the report."""
     problems: list[str] = []
+    # A quantized module's float tensors stay float (4 bytes); a float module's will be int8.
+    quantized_module = any(
+        quantized_element(result.type) is not None for op in module.walk() for result in op.results
+    )
+    float_bytes = 4 if quantized_module else 1
     functions = [op for op in module.ops if isinstance(op, FuncOp)]
     npu_functions = [f for f in functions if _is_npu_function(f)]
     npu_names = {f.sym_name.data for f in npu_functions}
@@ -128,7 +145,8 @@ def ir_problems(module: ModuleOp, report: PartitionReport) -> list[str]:
         if function.sym_visibility != StringAttr("private"):
             problems.append(f"@{function.sym_name.data} is not private")
         for op in function.body.block.ops:
-            if not isinstance(op, nn.NNOp | ReturnOp):
+            runs_there = backend.entry_of(op) is not None or backend.is_data(op)
+            if not runs_there and not isinstance(op, ReturnOp):
                 problems.append(f"@{function.sym_name.data} holds '{op.name}'")
             if _is_compute(op):
                 npu_ops += 1
@@ -164,7 +182,7 @@ def ir_problems(module: ModuleOp, report: PartitionReport) -> list[str]:
                     returned = any(isinstance(use.operation, ReturnOp) for use in op.result.uses)
                     kind = "output" if returned else "transition"
                 transfers[kind][0] += 1
-                transfers[kind][1] += tensor_bytes(op.input.type)
+                transfers[kind][1] += tensor_bytes(op.input.type, float_bytes)
             else:
                 if _is_compute(op):
                     devices.append("cpu")
@@ -176,9 +194,7 @@ def ir_problems(module: ModuleOp, report: PartitionReport) -> list[str]:
         if function.sym_name.data == "main" and switches != report.transitions:
             problems.append(f"@main switches device {switches} times, report: {report.transitions}")
     if cpu_ops != report.ops_total - report.ops_npu:
-        problems.append(
-            f"{cpu_ops} nn ops on the host, report: {report.ops_total - report.ops_npu}"
-        )
+        problems.append(f"{cpu_ops} ops on the host, report: {report.ops_total - report.ops_npu}")
     expected = {
         "input": report.input_transfers,
         "output": report.output_transfers,
@@ -263,7 +279,7 @@ def schema_problems(data: dict[str, Any]) -> list[str]:
             list(fallback) == ["function", "op", "node", "location", "reasons"],
             f"fallback keys {list(fallback)}",
         )
-        expect(fallback["op"].startswith("nn."), f"fallback op {fallback['op']}")
+        expect("." in fallback["op"], f"fallback op {fallback['op']}")
         expect(fallback["node"] is not None or fallback["location"] is not None, "no location")
         expect(
             bool(fallback["reasons"])
@@ -284,7 +300,7 @@ def check_model(name: str) -> dict[str, PartitionReport]:
     otherwise it produced the same IR as support mode (checked structurally), whose
     numerics were checked already.
     """
-    module = optimised(name)
+    module = quantized(name)
     reports: dict[str, PartitionReport] = {}
     results: dict[str, ModuleOp] = {}
     for mode in MODES:
@@ -327,9 +343,14 @@ def test_light_model_partition_matches_golden_report(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NETWORKS))
 def test_network_partition(name: str) -> None:
     reports = check_model(name)
-    # Both networks use only ops npu-demo runs (depthwise convs, ReLU6 as clip, Gemm).
-    assert reports["support"].ops_npu == reports["support"].ops_total
-    assert reports["support"].transitions == 0
+    # Both networks use only ops npu-demo runs (depthwise convs, ReLU6 as clip, Gemm):
+    # on the host are the quantization of the input and the dequantization of the
+    # output, before and after everything else.
+    support = reports["support"]
+    assert [fallback.op for fallback in support.fallbacks] == ["quant.qcast", "quant.dcast"]
+    assert support.ops_npu == support.ops_total - 2
+    assert support.macs_npu == support.macs_total
+    assert support.transitions == 2
 
 
 def test_golden_files_are_exactly_the_light_models() -> None:
@@ -342,14 +363,15 @@ def test_golden_files_are_exactly_the_light_models() -> None:
 
 
 SMALL = """
-func.func @main(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
-  %w = nn.constant dense<0.1> : tensor<16x16x3x3xf32>
-  %a = nn.conv %x, %w {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
-  %n = nn.lrn %a {size = 3} : tensor<1x16x8x8xf32>
-  %b = nn.conv %n, %w {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
-  func.return %b : tensor<1x16x8x8xf32>
+func.func @main(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %w = nn.constant dense<0.1> : tensor<16x3x3x16xf32>
+  %a = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x8x8x16xf32>
+  %n = nn.lrn %a {layout = "nhwc", size = 3} : tensor<1x8x8x16xf32>
+  %b = nn.conv %n, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x8x8x16xf32>
+  func.return %b : tensor<1x8x8x16xf32>
 }
 """
+"""Float IR for `FLOAT_TARGET`: two convs around an LRN, which it does not run."""
 
 
 def small_module() -> ModuleOp:
@@ -360,8 +382,8 @@ def small_module() -> ModuleOp:
 
 def test_one_unsupported_op_gives_two_transitions_and_same_outputs() -> None:
     module = small_module()
-    after = assert_same_outputs(module, "support")
-    report = partition_module(module.clone(), load_target(TARGET))
+    after = assert_same_outputs(module, "support", FLOAT_TARGET)
+    report = partition_module(module.clone(), load_target(FLOAT_TARGET))
     assert report.transitions == 2
     assert len(report.subgraphs) == 2
     assert report.input_transfers.count == report.output_transfers.count == 1
@@ -372,24 +394,25 @@ def test_one_unsupported_op_gives_two_transitions_and_same_outputs() -> None:
 
 
 def test_report_renderings_agree() -> None:
-    report = partition_module(small_module(), load_target(TARGET))
+    report = partition_module(small_module(), load_target(FLOAT_TARGET))
     data = report.to_dict()
     assert report.to_json() == json.dumps(data, indent=2) + "\n"
     assert not schema_problems(json.loads(report.to_json()))
     text = report.to_text()
-    assert text.startswith("Partition report: target npu-demo, mode support\n")
+    assert text.startswith("Partition report: target npu-demo-fp16, mode support\n")
     assert "  NPU coverage: 2 of 3 ops (66.7%), 294,912 of 294,912 MACs (100.0%)\n" in text
-    assert "      - nn.lrn: not in target npu-demo's support table\n" in text
+    assert "      - nn.lrn: not in target npu-demo-fp16's support table\n" in text
+    assert "      - nn.lrn: irc has no NPU lowering of it\n" in text
     assert report.summary() == (
-        "partition: target npu-demo, mode support: 2/3 ops on the NPU (66.7%), 100.0% of "
-        "MACs, 2 NPU subgraphs, 2 transitions, 1 fallback op"
+        "partition: target npu-demo-fp16, mode support: 2/3 ops on the NPU (66.7%), 100.0% "
+        "of MACs, 2 NPU subgraphs, 2 transitions, 1 fallback op"
     )
 
 
 def test_pass_writes_the_report_and_emits_one_remark(tmp_path: Path) -> None:
     module = small_module()
     json_path = tmp_path / "reports" / "small.json"
-    (pass_,) = parse_pipeline(f"partition{{target={TARGET} report={json_path}}}")
+    (pass_,) = parse_pipeline(f"partition{{target={FLOAT_TARGET} report={json_path}}}")
     assert isinstance(pass_, PartitionPass)
     with collect_diagnostics() as diagnostics:
         pass_.apply(make_context(), module)
@@ -402,10 +425,12 @@ def test_pass_writes_the_report_and_emits_one_remark(tmp_path: Path) -> None:
     assert [p.name for p in json_path.parent.iterdir()] == ["small.json"]  # no leftovers
 
     text_path = tmp_path / "small.txt"
-    (text_pass,) = parse_pipeline(f"partition{{target={TARGET} mode=cost report={text_path}}}")
+    (text_pass,) = parse_pipeline(
+        f"partition{{target={FLOAT_TARGET} mode=cost report={text_path}}}"
+    )
     with collect_diagnostics():
         text_pass.apply(make_context(), small_module())
-    assert text_path.read_text().startswith("Partition report: target npu-demo, mode cost\n")
+    assert text_path.read_text().startswith("Partition report: target npu-demo-fp16, mode cost\n")
 
 
 def test_unwritable_report_is_an_error_and_leaves_nothing(tmp_path: Path) -> None:
@@ -421,7 +446,7 @@ def test_partitioning_is_deterministic() -> None:
     texts = set()
     reports = set()
     for _ in range(2):
-        module = optimised("mobilenet_v2_style")
+        module = quantized("mobilenet_v2_style")
         report = partition_module(module, load_target(TARGET), "cost")
         texts.add(module_to_string(module))
         reports.add(report.to_json())
@@ -444,7 +469,7 @@ def test_irc_opt_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     status = main(
         [
             str(source),
-            f"--target={TARGET}",
+            f"--target={FLOAT_TARGET}",
             "-p",
             f"graph-opt,partition{{report={report}}}",
             "-o",
@@ -453,7 +478,7 @@ def test_irc_opt_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
     err = capsys.readouterr().err
     assert status == 0, err
-    assert "remark: partition: target npu-demo, mode support: 33/33 ops on the NPU" in err
+    assert "remark: partition: target npu-demo-fp16, mode support: 33/33 ops on the NPU" in err
     data = json.loads(report.read_text())
     assert data["ops"] == {"total": 33, "npu": 33, "cpu": 0, "coverage": 1.0}
     result = parse_module(output.read_text(), make_context(), str(output), weights_dir=tmp_path)
@@ -481,7 +506,7 @@ def test_same_output_whatever_the_hash_seed(mode: str, tmp_path: Path) -> None:
                 str(source),
                 "--split-input-file",
                 "-p",
-                f"partition{{target={TARGET} mode={mode} report={report}}}",
+                f"partition{{target={FLOAT_TARGET} mode={mode} report={report}}}",
             ],
             env={**os.environ, "PYTHONHASHSEED": seed},
             capture_output=True,

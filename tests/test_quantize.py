@@ -594,11 +594,37 @@ def test_pass_options(tmp_path: Path, activations: str, weights: str) -> None:
     assert "quant.qcast" in module_to_string(qdq)
 
 
-def test_the_statistics_option_is_required() -> None:
+def test_without_statistics_the_pass_calibrates_on_seeded_samples_and_warns() -> None:
+    from irc.diagnostics import Severity
+
+    module = small_cnn()
+    (quantize_pass,) = parse_pipeline("quantize{calibration-samples=3 seed=5}")
+    runs = []
+    for _ in range(2):
+        qdq = module.clone()
+        with collect_diagnostics() as diagnostics:
+            quantize_pass.apply(make_context(), qdq)
+        verify_module(qdq)
+        runs.append(module_to_string(qdq))
+        warnings = [d for d in diagnostics if d.severity == Severity.WARNING]
+        assert len(warnings) == 1 and "mean nothing for real inputs" in warnings[0].message
+    # The same seed gives the same quantized module, and the module is quantized.
+    assert runs[0] == runs[1]
+    assert "quant.qcast" in runs[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("stats=a.json calibration-data=b.npz", "give stats or calibration-data, not both"),
+        ("calibration-samples=0", "calibration-samples must be at least 1, got 0"),
+    ],
+)
+def test_bad_calibration_options_are_refused(options: str, message: str) -> None:
     from irc.diagnostics import IrcError
 
-    with pytest.raises(IrcError, match="'quantize' requires option 'stats'"):
-        parse_pipeline("quantize")
+    with pytest.raises(IrcError, match=message):
+        parse_pipeline(f"quantize{{{options}}}")
 
 
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])

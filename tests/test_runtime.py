@@ -36,6 +36,8 @@ def digits_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(out),
             "--calibration-data",
             str(DIGITS / "digits_calibration.npz"),
+            "--partition",
+            "support",  # every layer npu-demo takes on its NPU: frames overlap there
             "--no-progress",
         ]
     )

@@ -26,6 +26,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from irc.backend import lower_function
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.importers.onnx import import_model
 from irc.interp import run_function
@@ -38,7 +39,8 @@ from irc.targets import Target, load_target
 from irc.testing.models import pytorch_cases
 from irc.testing.quantized import calibration_samples, materialized_light_model, quantize_with_irc
 from irc.testing.reference import random_inputs
-from irc.tiling.lowering import Statistics, lower_function
+from irc.testing.targets import every_op_supported
+from irc.tiling.lowering import Statistics
 from irc.tools.quantize import DEFAULT_GRAPH_OPT
 from irc.transforms.plan_tiles import plan_module
 
@@ -54,7 +56,10 @@ LIGHT_MODELS = [
     "zfnet512",
 ]
 
-NPU_DEMO = load_target("npu-demo")
+NPU_DEMO = every_op_supported(load_target("npu-demo"))
+"""npu-demo's machine with a support table that takes every op: these tests check what
+irc's lowerings can do (grouped convs, 11x11 kernels, float layers); which ops one
+target's table takes is tested in tests/test_backend.py and below."""
 
 FLOAT_RTOL = 1e-4
 """Float outputs of the tile level against the nn level, relative to the largest output."""
@@ -66,7 +71,7 @@ def small_sram_target(tmp_path: Path, kib: int) -> Target:
     text = preset.read_text().replace("size_kib = 512", f"size_kib = {kib}")
     path = tmp_path / f"npu-demo-{kib}k.toml"
     path.write_text(text.replace('name = "npu-demo"', f'name = "npu-demo-{kib}k"'))
-    return load_target(str(path))
+    return every_op_supported(load_target(str(path)))
 
 
 def lower_and_compare(
@@ -119,6 +124,26 @@ def test_light_models_run_bit_exact_at_the_tile_level(name: str) -> None:
     assert not any(name.startswith("qnn.") for name in stats.kept), stats.kept
     assert set(stats.kept) <= {"quant.qcast", "quant.dcast", "nn.softmax", "nn.lrn"}
     assert stats.layers["nn.transpose"] >= 1  # the input's NCHW to NHWC, on the NPU
+
+
+def test_on_npu_demo_itself_the_table_keeps_what_it_cannot_take_on_the_host() -> None:
+    """AlexNet on npu-demo as its support table says: the 11x11 stride-4 conv, the
+    group-2 convs and the K=9216 gemm run on the host, the rest is tiled, and the
+    outputs are still bit-exact."""
+    from irc import backend
+
+    target = load_target("npu-demo")
+    model = materialized_light_model("bvlc_alexnet")
+    module = quantize_with_irc(model, calibration_samples(model))
+    placed = {
+        op: backend.place(op, target) for op in module.walk() if op.name in ("qnn.conv", "qnn.gemm")
+    }
+    host = [op for op, placement in placed.items() if placement.device == "cpu"]
+    assert [op.name for op in host] == ["qnn.conv"] * 4 + ["qnn.gemm"]
+    assert "qnn.conv stride 4x4: target npu-demo supports strides 1, 2" in placed[host[0]].reasons
+    stats = lower_and_compare(module, random_inputs(model, seed=0), target)
+    assert stats.layers["qnn.conv"] == 1 and stats.layers["qnn.gemm"] == 2
+    assert stats.kept["qnn.conv"] == 4 and stats.kept["qnn.gemm"] == 1
 
 
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
+from irc.backend import lower_function, plan_memory
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.interp import run_function
 from irc.ir.context import make_context
@@ -30,7 +31,6 @@ from irc.ir.io import parse_module
 from irc.passes import parse_pipeline
 from irc.targets import load_target
 from irc.tiling import Layer, Tile, TilingError, minimum_sram, plan_layer
-from irc.tiling.lowering import lower_function
 from irc.tiling.planner import mean_bursts
 from irc.transforms.plan_tiles import plan_module
 
@@ -69,7 +69,7 @@ def layers(draw: st.DrawFn) -> Layer:
             "deconv", "qnn.conv_transpose", "conv", "mac", 1, h, w, in_c, out, out_w, out_c,
             kernel=(kernel, kernel), dilations=(dilation, dilation),
             pads=(reach - pad, reach - pad, reach - pad + extra, reach - pad + extra),
-            upsample=(factor, factor), has_weights=True,
+            upsample=(factor, factor), has_weights=True, conv_steps=True,
         )  # fmt: skip
     if kind == "gemm":
         rows, depth, columns = (draw(st.integers(1, 300)) for _ in range(3))
@@ -98,7 +98,7 @@ def layers(draw: st.DrawFn) -> Layer:
             kind, f"qnn.{kind}", kind, "mac" if kind == "depthwise" else "vector",
             1, h, w, c, out_h, out_w, c, kernel=(kernel, kernel), strides=(stride, stride),
             dilations=(dilation, dilation), pads=(pad, pad, pad, pad), groups=c,
-            has_weights=kind == "depthwise",
+            has_weights=kind == "depthwise", conv_steps=kind == "depthwise",
         )  # fmt: skip
     groups = draw(st.sampled_from([1, 2, 4])) if kind == "grouped" else 1
     in_c = groups * draw(st.integers(1, 64))
@@ -106,7 +106,7 @@ def layers(draw: st.DrawFn) -> Layer:
     return Layer(
         "conv", "qnn.conv", "conv", "mac", 1, h, w, in_c, out_h, out_w, out_c,
         kernel=(kernel, kernel), strides=(stride, stride), dilations=(dilation, dilation),
-        pads=(pad, pad, pad, pad), groups=groups, has_weights=True,
+        pads=(pad, pad, pad, pad), groups=groups, has_weights=True, conv_steps=True,
         in_bytes=draw(st.sampled_from([1, 4])),
     )  # fmt: skip
 
@@ -148,7 +148,7 @@ def test_plans_never_overflow_sram(layer: Layer, sram: int) -> None:
 def worked_example(**changes: object) -> Layer:
     layer = Layer(
         "conv", "qnn.conv", "conv", "mac", 1, 56, 56, 32, 56, 56, 64,
-        kernel=(3, 3), pads=(1, 1, 1, 1), has_weights=True,
+        kernel=(3, 3), pads=(1, 1, 1, 1), has_weights=True, conv_steps=True,
     )  # fmt: skip
     return dataclasses.replace(layer, **changes)  # type: ignore[arg-type]
 
@@ -239,7 +239,8 @@ def test_every_mac_layer_of_the_digits_model_is_planned(target: str) -> None:
 
 
 WORKED_EXAMPLE_IR = """
-func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, %w: tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32> {
+func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x56x56x64xi32> {
+  %w = qnn.constant dense<1> : tensor<64x3x3x32xi8> to tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>
   %acc = qnn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, tensor<64x3x3x32x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x56x56x64xi32>
   func.return %acc : tensor<1x56x56x64xi32>
 }
@@ -345,10 +346,9 @@ def test_channel_alignment_pads_only_where_it_pays(
     assert f"80 -> 128 channels: {choice.cycles} cycles as is" in report.to_text()
     assert report.to_text().rstrip().endswith(verdict)
     # DDR planning gives the padded tensor its padded size.
-    from irc.tiling.memory import plan_function
 
     function = next(op for op in module.ops if op.name == "func.func")
-    plan, index_of = plan_function(function, NPU_DEMO.dma.burst_bytes)
+    plan, index_of = plan_memory(function, NPU_DEMO)  # type: ignore[arg-type]
     stored = plan.values[index_of[requantize.results[0]]].size
     assert stored == 16 * 16 * (128 if padded else 80)
     # The tile level stores it so (128 channels a pixel) and computes the same integers.

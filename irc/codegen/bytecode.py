@@ -43,7 +43,9 @@ are zigzag-encoded first):
 Values (SSA) are numbered in the order they are defined: an op's results, then its
 regions' values; each block's arguments when the block starts. Strings and
 attributes are numbered in first-use order, so the same module always gives the same
-bytes. Bytes that do not decode are a `BytecodeError` naming the byte offset, never a
+bytes; the properties and attributes of an op that prints them sorted by name (irc's
+`nn`, `qnn`, `tile`, `npu` ops: `SORTED_ENTRIES`) are written sorted, so an op built in
+memory and the same op parsed from its text give the same bytes. Bytes that do not decode are a `BytecodeError` naming the byte offset, never a
 traceback (the package's checksums catch damage before decoding).
 """
 
@@ -248,11 +250,14 @@ class _Encoder:
         for result in op.results:
             write.uint(tables.attribute(result.type))
             self.define(result)
+        # Ops that print their entries sorted are written sorted: one op built in
+        # memory and the same op parsed from its text give the same bytes.
+        in_order = getattr(type(op), "SORTED_ENTRIES", False)
         for entries in (op.properties, op.attributes):
             write.uint(len(entries))
-            for name, value in entries.items():
+            for name in sorted(entries) if in_order else entries:
                 write.uint(tables.string(name))
-                self.attribute_value(value)
+                self.attribute_value(entries[name])
         write.uint(len(op.regions))
         for region in op.regions:
             self.region(region)

@@ -303,6 +303,10 @@ class TensorOp(IRDLOperation):
 
     traits = traits_def(Pure())
 
+    SORTED_ENTRIES: ClassVar[bool] = True
+    """Its properties and attributes print sorted by name (`print_entries`), so the order
+    they were added in means nothing; irc bytecode writes them sorted too."""
+
     FLOAT_ONLY: ClassVar[bool] = False
     """If set, the first operand must have a floating-point element type."""
 

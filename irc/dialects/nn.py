@@ -340,6 +340,18 @@ class EluOp(UnaryOp):
 
 
 @irdl_op_definition
+class CeluOp(UnaryOp):
+    """x if x > 0 else alpha * (exp(x / alpha) - 1): an ELU continuous in alpha."""
+
+    name = "nn.celu"
+    alpha = float_prop(1.0)
+
+    def check(self, props: Props) -> None:
+        if props.float("alpha") == 0:
+            raise fail("alpha must not be 0 (celu divides by it)")
+
+
+@irdl_op_definition
 class SeluOp(UnaryOp):
     """gamma * (x if x > 0 else alpha * (exp(x) - 1))."""
 
@@ -1631,6 +1643,7 @@ NN = Dialect(
         ReluOp,
         LeakyReluOp,
         EluOp,
+        CeluOp,
         SeluOp,
         ClipOp,
         SigmoidOp,

@@ -881,22 +881,6 @@ class EndOp(_NoOperands):
     COMPUTE: ClassVar[bool] = False
 
 
-VECTOR_COMMANDS: dict[type[Operation], type[Command]] = {
-    tile.FillOp: FillOp,
-    tile.PoolOp: PoolOp,
-    tile.RequantizeOp: RequantizeOp,
-    tile.AddOp: AddOp,
-    tile.MulOp: MulOp,
-    tile.ClampOp: ClampOp,
-    tile.AddFOp: AddFOp,
-    tile.MulFOp: MulFOp,
-    tile.TransposeOp: TransposeOp,
-    tile.LutOp: LutOp,
-}
-"""Each vector-unit tile op and the command of the same fields (`lower-to-npu` emits
-the command; the simulator runs it with the tile op's kernel)."""
-
-
 NPU = Dialect(
     "npu",
     [

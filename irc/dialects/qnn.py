@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     IntegerAttr,
+    StringAttr,
     TensorType,
     i32,
 )
@@ -655,13 +656,18 @@ class LutOp(QNNOp):
 
     out = table[x - storage_min], storage_min being -128 for i8 and 0 for u8 inputs;
     every entry is a stored value of the result type.
-    `irc.quantize.scheme.build_lut` builds the table of a float function.
+    `irc.quantize.scheme.build_lut` builds the table of a float function; `function`
+    names it (the `nn` op's name without its prefix, as `sigmoid`), which is what a
+    target's support table is asked about.
+
+        %y = qnn.lut %x {function = "sigmoid", table = [...]} : (tensor<8x!quant.uniform<i8:f32, 0.05>>) -> tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>>
     """
 
     name = "qnn.lut"
     input = operand_def(TensorType)
     result = result_def(TensorType)
     table = prop_def(ints_constraint())
+    function = prop_def(StringAttr)
 
     def check(self, props: Props) -> None:
         input_element = eight_bit(per_tensor(self.input.type, "the input"), "the input")

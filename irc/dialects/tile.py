@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
     I64,
@@ -235,6 +235,9 @@ class TileOp(IRDLOperation):
     dictionary, and the operand types: `tile.fill %b {value = 0} : memref<4xi32, "sram">`.
     Subclasses override `check` for their own rules.
     """
+
+    SORTED_ENTRIES: ClassVar[bool] = True
+    """Its properties and attributes print sorted by name (`print_entries`)."""
 
     def props(self) -> Props:
         """The op's properties with defaults filled in."""
@@ -684,6 +687,7 @@ class MatmulFields(TileOp):
     b = operand_def(MemRefType)
     acc = operand_def(MemRefType)
     a_zero_point = int_prop(0)
+    b_zero_point = int_prop(0)
     trans_b = bool_prop(False)
     accumulate = bool_prop(False)
 
@@ -692,6 +696,7 @@ class MatmulFields(TileOp):
             [element_of(self.a)], element_of(self.b), element_of(self.acc), self.name
         )
         check_in_range(props, "a_zero_point", element_of(self.a))
+        check_in_range(props, "b_zero_point", element_of(self.b))
         rows, depth = check_rank(self.a, 2, "a")
         b_shape = check_rank(self.b, 2, "b")
         b_depth, columns = reversed(b_shape) if props.bool("trans_b") else b_shape
@@ -707,10 +712,11 @@ class MatmulOp(MatmulFields):
 
     The product is added to the accumulator or replaces it:
 
-        acc = (accumulate ? acc : 0) + (a - a_zero_point) @ (trans_b ? b^T : b)
+        acc = (accumulate ? acc : 0) + (a - a_zero_point) @ (trans_b ? (b - b_zero_point)^T : (b - b_zero_point))
 
-    b is symmetric (zero point 0). Integer sums are exact and saturated to int32; a
-    float matmul (all f32) ignores `a_zero_point`.
+    b is weights (symmetric: zero point 0) or another layer's activations, with their
+    zero point. Integer sums are exact and saturated to int32; a float matmul (all
+    f32) ignores the zero points.
 
         tile.matmul %a, %b, %acc {accumulate = true, a_zero_point = 4}
             : memref<8x16xi8, "sram">, memref<16x32xi8, "sram">, memref<8x32xi32, "sram">

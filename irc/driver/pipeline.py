@@ -1,29 +1,33 @@
 """The default pipeline, end to end: an ONNX model to a package and what it will do.
 
-`compile_model(path, options)` runs every stage in memory (weights stay numpy
-arrays; nothing is printed as text) and returns a `CompileResult`: the command-level
-module, the package's files, and what the report needs: each stage's time, the
-partition between NPU and CPU, the quantization error of every layer, the tiling
-plans with their lower bounds, and the simulator's timing of one inference.
+`compile_model(path, options)` imports the model and runs one `builtin.module(...)`
+pass pipeline on it (`CompileOptions.pipeline()`, which `irc-compile --print-pipeline`
+prints and the manifest records), in memory (weights stay numpy arrays; nothing is
+printed as text); then it encodes the package and loads the command stream on the
+simulator. It returns a `CompileResult`: the command-level module, the package's
+files, and what the report needs: each stage's time, the partition between NPU and
+CPU, the quantization error of every layer, the tiling plans with their lower bounds,
+and the simulator's timing of one inference.
 
-The stages (docs/tools.md, `irc-compile`):
+The pipeline (docs/tools.md, `irc-compile`), every stage a registered pass, so that
+`irc-import-onnx` and `irc-opt --pass-pipeline=<it>` reproduce a compile:
 
-1. `import`: the ONNX model into `nn` IR (irc/importers/onnx.py);
-2. `graph-opt`: constant folding, batch-norm folding, relu/clip fusion, NHWC layout
-   and transpose cancellation (`graph-opt{activations=relu,clip}`), then
-   `prepare_for_calibration`;
-3. `calibrate`: the float model on the calibration samples (`--calibration-data`,
-   else seeded random normal samples, with a warning);
-4. `quantize`: the QDQ form (`--float-layers` stay float), then `lower-to-qnn` and
-   `irc.device = "cpu"` on the float ops the target cannot run;
-5. `quantization error`: the float and the int8 module on the first samples, every
-   quantized tensor compared (irc/quantize/report.py);
-6. `plan-tiles`, `plan-ddr`, `lower-to-tile`, `lower-to-npu`: tiles under the SRAM,
-   DDR placement, loops of copies and tile compute, the command stream;
-7. `codegen`: the package's files (irc/codegen);
-8. `simulate`: the stream loaded on the simulator: its cycles, per engine and layer.
+1. `graph-opt{activations=relu,clip}`: constant folding, batch-norm folding,
+   relu/clip fusion, NHWC layout and transpose cancellation;
+2. `prepare-quantize`, `quantize{...}`, `lower-to-qnn{target=...}`: calibration on
+   `--calibration-data` (else seeded random normal samples, with a warning), the QDQ
+   form (`--float-layers` stay float), integer `qnn` ops;
+3. `partition{target=... mode=cost|support outline=false}`: every op on the NPU or the
+   host, as the backend table (irc/backend) and the target decide, and by default the
+   cost model (never slower on the test suite's models: docs/partitioning.md);
+4. `plan-tiles`, `plan-ddr`, `lower-to-tile`, `lower-to-npu`: tiles under the SRAM,
+   DDR placement, loops of copies and tile compute, the command stream.
 
-With `--quantize none` stages 3 to 5 are skipped: float layers run where the target
+Around the pipeline, not in it: the quantization error report (the float module as
+`quantize` receives it against the int8 one after `lower-to-qnn`, on the first
+calibration samples: irc/quantize/report.py), `codegen` (the package's files,
+irc/codegen) and `simulate` (the stream on the simulator: its cycles, per engine and
+layer). With `--quantize none` stage 2 is skipped: float layers run where the target
 can run them (the host, on a target without fp16).
 
 The optimisation levels:
@@ -53,18 +57,21 @@ from irc.resources import fewer_collections, release_memory
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
 
     from irc.quantize.calibration import CalibrationStats
     from irc.quantize.qdq import QuantizeConfig
     from irc.quantize.report import ErrorReport
     from irc.sim.run import Report
     from irc.targets import Target
+    from irc.transforms.partition_report import PartitionReport
     from irc.transforms.plan_tiles import TilingReport
 
 GRAPH_OPT = "graph-opt{activations=relu,clip}"
 """The graph passes: relu and clip fused before calibration (see irc-quantize)."""
 
 QUANTIZE_MODES = ("int8", "none")
+PARTITION_MODES = ("support", "cost")
 OPT_LEVELS = (0, 1, 2, 3)
 
 
@@ -87,20 +94,55 @@ class CompileOptions:
     input_shapes: Mapping[str, list[int]] = field(default_factory=dict)
     seed: int = 0
     """Seed of the random calibration samples."""
+    calibration_stats: Path | None = None
+    """A statistics file to quantize by, instead of calibrating."""
+    partition: str = "cost"
+    """The partition's mode: cost (the default: never slower in the simulator than
+    support on the test suite's models), or support (docs/partitioning.md)."""
 
     @property
     def chosen_observer(self) -> str:
         """The observer calibration uses."""
         return self.observer or ("mse" if self.opt_level >= 3 else "minmax")
 
-    def backend_pipeline(self) -> str:
-        """The passes after quantization, as an `irc-opt --pass-pipeline`."""
-        align = "true" if self.opt_level >= 2 else "false"
-        double = "true" if self.opt_level >= 1 else "false"
-        return (
-            f"builtin.module(plan-tiles{{align-channels={align}}},plan-ddr,lower-to-tile,"
-            f"lower-to-npu{{double-buffer={double}}})"
-        )
+    def passes(self) -> list[ModulePass]:
+        """The pipeline's passes, with their options (see the module docstring)."""
+        from irc.passes import get_pass_class
+
+        def make(name: str, **values: Any) -> ModulePass:
+            return get_pass_class(name)(**values)
+
+        target = self.target
+        passes = [make("graph-opt", activations=("relu", "clip"))]
+        if self.quantize == "int8":
+            passes += [
+                make("prepare-quantize"),
+                make(
+                    "quantize",
+                    stats=str(self.calibration_stats or ""),
+                    calibration_data=str(self.calibration_data or ""),
+                    calibration_samples=self.calibration_samples,
+                    observer=self.chosen_observer,
+                    seed=self.seed,
+                    exclude_names=tuple(self.float_layers),
+                    bias_correction=self.opt_level >= 2,
+                ),
+                make("lower-to-qnn", target=target),
+            ]
+        return [
+            *passes,
+            make("partition", target=target, mode=self.partition, outline=False),
+            make("plan-tiles", target=target, align_channels=self.opt_level >= 2),
+            make("plan-ddr", target=target),
+            make("lower-to-tile", target=target),
+            make("lower-to-npu", target=target, double_buffer=self.opt_level >= 1),
+        ]
+
+    def pipeline(self) -> str:
+        """The pipeline as `irc-opt --pass-pipeline` takes it: what `compile_model` runs."""
+        from irc.passes import pipeline_text
+
+        return pipeline_text(self.passes())
 
     def to_json(self) -> dict[str, Any]:
         """The options as the manifest records them."""
@@ -109,6 +151,8 @@ class CompileOptions:
             "calibration_data": str(self.calibration_data) if self.calibration_data else None,
             "calibration_samples": self.calibration_samples,
             "observer": self.chosen_observer if self.quantize == "int8" else None,
+            "calibration_stats": str(self.calibration_stats) if self.calibration_stats else None,
+            "partition": self.partition,
             "bias_correction": self.opt_level >= 2,
             "float_layers": list(self.float_layers),
             "opt_level": self.opt_level,
@@ -124,20 +168,34 @@ class Stage:
     seconds: float
 
 
+@dataclass(frozen=True)
+class HostOp:
+    """An op the host runs, and why."""
+
+    layer: str
+    op: str
+    macs: int
+    reason: str
+    """The partition's reasons (from the support table, the data types, irc's
+    lowering, the quantizer or the cost model), `; `-separated, each without the op's
+    name in front."""
+
+
 @dataclass
 class Partition:
-    """Where the model's work runs."""
+    """Where the model's work runs, as the command stream runs it."""
 
     npu_layers: list[str]
     """Layers with NPU commands, in program order."""
     npu_macs: int
-    cpu_ops: list[tuple[str, str, int]]
-    """(layer name, op name, MACs) of every op a host function runs."""
+    """The MACs the stream's MAC commands compute."""
+    cpu_ops: list[HostOp]
+    """Every op the host functions run (but the copies between host and NPU memory)."""
 
     @property
     def cpu_macs(self) -> int:
         """MACs the host computes."""
-        return sum(macs for _, _, macs in self.cpu_ops)
+        return sum(op.macs for op in self.cpu_ops)
 
 
 @dataclass
@@ -155,6 +213,8 @@ class CompileResult:
     partition: Partition
     simulation: Report
     tiling: TilingReport | None
+    placement: PartitionReport
+    """What the `partition` pass decided and estimated."""
     errors: ErrorReport | None
     output_metrics: dict[str, tuple[float, float]]
     """Per output: (cosine, SQNR in dB) of int8 against float."""
@@ -190,19 +250,17 @@ class _Stages:
 
 
 def stage_names(options: CompileOptions) -> list[str]:
-    """The stages `compile_model` runs for `options`, in order."""
-    quantize = ["calibrate", "quantize", "quantization error"] if options.quantize == "int8" else []
-    return [
-        "import",
-        "graph-opt",
-        *quantize,
-        "plan-tiles",
-        "plan-ddr",
-        "lower-to-tile",
-        "lower-to-npu",
-        "codegen",
-        "simulate",
-    ]
+    """The stages `compile_model` runs for `options`, in order: the import, each pass
+    of the pipeline (the error report after `lower-to-qnn`), codegen, the simulation."""
+    names = ["import"]
+    for module_pass in options.passes():
+        names.append(module_pass.name)
+        if module_pass.name == "lower-to-qnn":
+            names.append(ERROR_STAGE)
+    return [*names, "codegen", "simulate"]
+
+
+ERROR_STAGE = "quantization error"
 
 
 def check_options(options: CompileOptions) -> None:
@@ -215,14 +273,32 @@ def check_options(options: CompileOptions) -> None:
         )
     if options.opt_level not in OPT_LEVELS:
         raise error(f"the optimisation level must be -O0 to -O3, got {options.opt_level}", where)
+    if options.partition not in PARTITION_MODES:
+        raise error(
+            f"--partition must be one of {', '.join(PARTITION_MODES)}, got '{options.partition}'",
+            where,
+        )
+    if options.calibration_stats and options.calibration_data:
+        raise error(
+            "--calibration-stats and --calibration-data both say how to calibrate",
+            where,
+            hint="give one: statistics already calibrated, or the samples to calibrate on",
+        )
     for flag, value in (
         ("--calibration-samples", options.calibration_samples),
         ("--report-samples", options.report_samples),
     ):
         if value < 1:
             raise error(f"{flag} must be at least 1, got {value}", where)
-    if options.quantize == "none" and (options.calibration_data or options.float_layers):
-        flag = "--calibration-data" if options.calibration_data else "--float-layers"
+    quantizing = options.calibration_data or options.float_layers or options.calibration_stats
+    if options.quantize == "none" and quantizing:
+        flag = (
+            "--calibration-data"
+            if options.calibration_data
+            else "--calibration-stats"
+            if options.calibration_stats
+            else "--float-layers"
+        )
         raise error(
             f"{flag} has no effect with --quantize none",
             where,
@@ -239,79 +315,56 @@ def compile_model(
 
 
 def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> CompileResult:
+    from irc.codegen.package import package_files
+    from irc.diagnostics import Severity, collect_diagnostics
     from irc.importers.load import load_module
     from irc.ir.context import make_context
-    from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
-    from irc.targets import load_target, using_target
+    from irc.targets import load_target
 
     check_options(options)
     target = load_target(options.target)
+    pipeline = options.pipeline()
     stages = _Stages(stage_names(options), progress)
-    warnings: list[str] = []
-
     module = stages.run(
         "import", lambda: load_module("irc-compile", path, dict(options.input_shapes))
     )
-
-    def graph_opt() -> None:
-        from irc.quantize.qdq import prepare_for_calibration
-
-        for module_pass in parse_pipeline(GRAPH_OPT):
-            module_pass.apply(make_context(), module)
-        if options.quantize == "int8":
-            prepare_for_calibration(module)
-        verify_module(module)
-
-    stages.run("graph-opt", graph_opt)
-    errors = None
-    output_metrics: dict[str, tuple[float, float]] = {}
-    calibration = "none (float)"
-    if options.quantize == "int8":
-        samples, calibration = _calibration_samples(module, options, warnings)
-        lowered, errors, output_metrics = _quantize(module, samples, options, target, stages)
-        # The float module and its weights (4x the int8 ones) are not needed any more.
-        del module, samples
-        release_memory()
-    else:
-        from irc.quantize.mixed_precision import mark_cpu_fallbacks
-
-        lowered = module
-        mark_cpu_fallbacks(lowered, target)
-
-    tiling = None
-    with using_target(target):
-        from irc.transforms.plan_tiles import plan_module
-
-        tiling = stages.run(
-            "plan-tiles", lambda: plan_module(lowered, target, (), options.opt_level >= 2)
-        )
-        for module_pass in parse_pipeline(options.backend_pipeline())[1:]:
-            stages.run(
-                module_pass.name,
-                functools.partial(module_pass.apply, make_context(), lowered),
-                release=module_pass.name != "lower-to-npu",  # little dies there, much lives
+    measuring = _ErrorMeasurement(options)
+    reports: dict[str, Any] = {}
+    # The pipeline runs as written: the parsed text, not the passes it was made from.
+    with collect_diagnostics() as diagnostics:
+        for module_pass in parse_pipeline(pipeline, require_anchor=True):
+            name = module_pass.name
+            if name == "quantize":
+                measuring.before_quantize(module, module_pass)
+            run = getattr(module_pass, "run", None)
+            work = (
+                functools.partial(run, module)
+                if run is not None
+                else functools.partial(module_pass.apply, make_context(), module)
             )
+            # Little dies in lower-to-npu, much lives: returning memory there only costs.
+            reports[name] = stages.run(name, work, release=name != "lower-to-npu")
+            if name == "lower-to-qnn":
+                stages.run(ERROR_STAGE, lambda: measuring.after_lowering(module))
+    # The passes' remarks are what the reports say in full; their warnings are kept.
+    warnings = [d.message for d in diagnostics if d.severity == Severity.WARNING]
     # The stream is not verified op by op (0.5 s for MobileNetV2's 15,000 ops): the
     # lowerings' tests verify what they build, and loading it into the simulator below
     # checks every command's buffers, bounds, alignment and synchronisation.
 
-    from irc.codegen.package import package_files
-
-    quantization = "quantize int8, lower-to-qnn, " if options.quantize == "int8" else ""
-    pipeline = f"{GRAPH_OPT}, {quantization}{options.backend_pipeline()}"
-    name = _model_name(path, lowered)
+    name = _model_name(path, module)
     info = {
         "model": {"name": name, "source": path.name},
         "pipeline": pipeline,
         "options": options.to_json(),
     }
-    files = stages.run("codegen", lambda: package_files(lowered, target, info), release=False)
+    files = stages.run("codegen", lambda: package_files(module, target, info), release=False)
 
     def simulate() -> Report:
         from irc.sim.run import Simulator
 
-        return Simulator(lowered, target).report
+        return Simulator(module, target).report
 
     simulation = stages.run("simulate", simulate, release=False)
     return CompileResult(
@@ -321,16 +374,70 @@ def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> 
         target=target,
         pipeline=pipeline,
         stages=stages.done,
-        module=lowered,
+        module=module,
         files=files,
-        partition=_partition(lowered, simulation),
+        partition=_partition(module, simulation),
         simulation=simulation,
-        tiling=tiling,
-        errors=errors,
-        output_metrics=output_metrics,
-        calibration=calibration,
+        tiling=reports.get("plan-tiles"),
+        placement=reports["partition"],
+        errors=measuring.errors,
+        output_metrics=measuring.metrics,
+        calibration=measuring.calibration,
         warnings=warnings,
     )
+
+
+class _ErrorMeasurement:
+    """The quantization error report, taken around the pipeline's quantization: the
+    float module as `quantize` receives it, and the int8 module after `lower-to-qnn`,
+    on the first samples `quantize` calibrates on."""
+
+    def __init__(self, options: CompileOptions) -> None:
+        self.options = options
+        self.float_module: ModuleOp | None = None
+        self.samples: list[dict[str, np.ndarray]] = []
+        self.errors: ErrorReport | None = None
+        self.metrics: dict[str, tuple[float, float]] = {}
+        self.calibration = "none (float)"
+
+    def before_quantize(self, module: ModuleOp, quantize: ModulePass) -> None:
+        from irc.quantize.calibration import choose_samples
+        from irc.transforms.quantize import QuantizePass
+
+        assert isinstance(quantize, QuantizePass)
+        self.float_module = module.clone()
+        if quantize.stats:
+            # Calibrated elsewhere: the error is measured on the data, or seeded noise.
+            data = quantize.calibration_data or None
+            chosen = choose_samples(module, data, self.options.report_samples, quantize.seed)
+            self.calibration = f"statistics of {quantize.stats}"
+        else:
+            chosen = quantize.samples(module)
+            self.calibration = chosen.description
+        self.samples = chosen.samples[: self.options.report_samples]
+
+    def after_lowering(self, module: ModuleOp) -> None:
+        from irc.interp import function_signature
+        from irc.quantize.mixed_precision import output_metric
+        from irc.quantize.report import error_report
+
+        float_module = self.float_module
+        assert float_module is not None, "lower-to-qnn runs after quantize"
+        outputs: list[tuple[list[np.ndarray], list[np.ndarray]]] = []
+        self.errors = error_report(
+            float_module, module, self.samples, progress=False, model_outputs=outputs
+        )
+        for index, (name, _) in enumerate(function_signature(float_module)[1]):
+            reference = [{name: np.asarray(pair[0][index])} for pair in outputs]
+            got = [{name: np.asarray(pair[1][index])} for pair in outputs]
+            self.metrics[name] = (
+                output_metric(reference, got, "cosine"),
+                output_metric(reference, got, "sqnr"),
+            )
+        # The float module and its weights (4x the int8 ones) are not needed any more.
+        self.float_module = None
+        self.samples = []
+        release_memory()
 
 
 def _model_name(path: Path, module: ModuleOp) -> str:
@@ -340,117 +447,62 @@ def _model_name(path: Path, module: ModuleOp) -> str:
     return name.data if isinstance(name, StringAttr) else path.stem
 
 
-def _calibration_samples(
-    module: ModuleOp, options: CompileOptions, warnings: list[str]
-) -> tuple[list[dict[str, np.ndarray]], str]:
-    from irc.interp import function_signature
-    from irc.ir.weights import dtype_of
-
-    signature = function_signature(module)[0]
-    count = options.calibration_samples
-    if options.calibration_data is not None:
-        from irc.quantize.calibration import load_samples
-
-        loaded = load_samples(options.calibration_data, signature)
-        chosen = [dict(loaded[index]) for index in range(min(count, len(loaded)))]
-        return chosen, f"{len(chosen)} samples of {options.calibration_data}"
-    rng = np.random.default_rng(options.seed)
-    samples = [
-        {
-            name: rng.standard_normal(value_type.get_shape()).astype(
-                dtype_of(value_type.get_element_type())
-            )
-            for name, value_type in signature
-        }
-        for _ in range(count)
-    ]
-    warnings.append(
-        f"calibrated on {count} random normal samples (seed {options.seed}): give "
-        "--calibration-data for ranges, and errors, that mean something for real inputs"
-    )
-    return samples, f"{count} random normal samples (seed {options.seed})"
-
-
 def int8_module(
     module: ModuleOp, stats: CalibrationStats, config: QuantizeConfig, target: Target
 ) -> ModuleOp:
     """The int8 module of a float module calibrated as `stats`: its QDQ form lowered to
-    integer `qnn` ops, the float ops `target` cannot run marked for the CPU, verified
-    (the fuzzer quantizes the same way: irc/testing/fuzz.py)."""
+    integer `qnn` ops, verified (what `quantize` and `lower-to-qnn` do in the
+    pipeline; the fuzzer quantizes this way: irc/testing/fuzz.py)."""
     from irc.ir.io import verify_module
-    from irc.quantize.mixed_precision import mark_cpu_fallbacks, quantize_keeping_float
+    from irc.quantize.mixed_precision import quantize_keeping_float
     from irc.transforms.lower_to_qnn import lower_module
 
     qdq, _ = quantize_keeping_float(module, stats, config, [])
     lower_module(qdq, target)
-    mark_cpu_fallbacks(qdq, target)
     verify_module(qdq)
     return qdq
 
 
-def _quantize(
-    module: ModuleOp,
-    samples: list[dict[str, np.ndarray]],
-    options: CompileOptions,
-    target: Target,
-    stages: _Stages,
-) -> tuple[ModuleOp, ErrorReport, dict[str, tuple[float, float]]]:
-    from irc.quantize.calibration import calibrate
-    from irc.quantize.observers import ObserverConfig
-    from irc.quantize.qdq import QuantizeConfig
-
-    observer = ObserverConfig(options.chosen_observer)
-    stats = stages.run("calibrate", lambda: calibrate(module, samples, observer, progress=False))
-    config = QuantizeConfig(
-        exclude_names=frozenset(options.float_layers), bias_correction=options.opt_level >= 2
-    )
-
-    lowered = stages.run("quantize", lambda: int8_module(module, stats, config, target))
-
-    def measure() -> tuple[ErrorReport, dict[str, tuple[float, float]]]:
-        from irc.interp import function_signature
-        from irc.quantize.mixed_precision import output_metric
-        from irc.quantize.report import error_report
-
-        outputs: list[tuple[list[np.ndarray], list[np.ndarray]]] = []
-        chosen = samples[: options.report_samples]
-        report = error_report(module, lowered, chosen, progress=False, model_outputs=outputs)
-        metrics = {}
-        for index, (name, _) in enumerate(function_signature(module)[1]):
-            reference = [{name: np.asarray(pair[0][index])} for pair in outputs]
-            got = [{name: np.asarray(pair[1][index])} for pair in outputs]
-            metrics[name] = (
-                output_metric(reference, got, "cosine"),
-                output_metric(reference, got, "sqnr"),
-            )
-        return report, metrics
-
-    errors, metrics = stages.run("quantization error", measure)
-    return lowered, errors, metrics
-
-
 def _partition(module: ModuleOp, simulation: Report) -> Partition:
-    from xdsl.dialects.func import FuncOp
+    from xdsl.dialects.func import FuncOp, ReturnOp
     from xdsl.traits import SymbolTable
 
+    from irc import backend
+    from irc.backend.cost import op_macs
     from irc.codegen.package import entry_function
-    from irc.cost import op_macs
     from irc.dialects import npu
+    from irc.dialects.part import TransferOp
     from irc.tiling.planner import layer_name
 
     entry = entry_function(module)
-    cpu_ops: list[tuple[str, str, int]] = []
+    cpu_ops: list[HostOp] = []
     npu_layers: list[str] = []
     for op in entry.body.block.ops:
         if isinstance(op, npu.HostCallOp):
             callee = SymbolTable.lookup_symbol(module, op.callee)
             assert isinstance(callee, FuncOp)
             for inner in callee.body.block.ops:
-                if inner.name in ("func.return", "nn.constant", "qnn.constant"):
+                if backend.is_data(inner) or isinstance(inner, ReturnOp | TransferOp):
                     continue
-                cpu_ops.append((layer_name(inner), inner.name, op_macs(inner)))
+                kind = backend.entry_of(inner)
+                if kind is not None and kind.view:
+                    continue  # a view moves nothing: it runs nowhere
+                reasons = backend.reasons_of(inner)
+                assert reasons, f"partition gave {inner.name} on the host no reason"
+                reason = "; ".join(_without_name(text, inner.name) for text in reasons)
+                cpu_ops.append(HostOp(layer_name(inner), inner.name, op_macs(inner), reason))
     for name, figures in simulation.layers.items():
         busy = figures.busy
         if busy["mac"] or busy["vector"] or busy["dma_in"] or busy["dma_out"]:
             npu_layers.append(name)
     return Partition(npu_layers, simulation.total.macs, cpu_ops)
+
+
+def _without_name(reason: str, op_name: str) -> str:
+    """A reason as the report's column shows it: without the op's name in front (an
+    integer op asked about as a kind, `qnn.lut (celu): ...`, keeps the kind: `celu: ...`)."""
+    rest = reason.removeprefix(f"{op_name}: ").removeprefix(f"{op_name} ")
+    kind, separator, why = rest.partition("): ")
+    if rest.startswith("(") and separator and " " not in kind:
+        return f"{kind[1:]}: {why}"
+    return rest

@@ -45,8 +45,6 @@ from irc.dialects import npu
 from irc.sim.run import event_layer
 
 if TYPE_CHECKING:
-    from xdsl.ir import Operation
-
     from irc.driver.pipeline import CompileResult
     from irc.fileio import StagedOutputs
     from irc.quantize.report import TensorError
@@ -134,6 +132,7 @@ class LayerRow:
     op: str
     tile: str | None
     macs: int
+    """The MACs the layer computes: its NPU commands' and its host ops'."""
     start: int | None
     end: int | None
     cycles: int | None
@@ -206,8 +205,10 @@ def layer_rows(result: CompileResult) -> list[LayerRow]:
     simulation = result.simulation
     plans = {plan.layer.name: plan for plan in result.tiling.plans} if result.tiling else {}
     host_ops: dict[str, list[str]] = {}
-    for layer, op_name, _ in result.partition.cpu_ops:
-        host_ops.setdefault(layer, []).append(op_name)
+    host_macs: dict[str, int] = {}
+    for host_op in result.partition.cpu_ops:
+        host_ops.setdefault(host_op.layer, []).append(host_op.op)
+        host_macs[host_op.layer] = host_macs.get(host_op.layer, 0) + host_op.macs
     errors = _output_errors(result)
     commands: dict[str, list[str]] = {}
     for event in simulation.events:
@@ -242,7 +243,7 @@ def layer_rows(result: CompileResult) -> list[LayerRow]:
                 name=name,
                 op=op,
                 tile=str(plan.tile) if plan is not None else None,
-                macs=figures.macs if figures is not None else 0,
+                macs=(figures.macs if figures is not None else 0) + host_macs.get(name, 0),
                 start=figures.start if figures is not None else None,
                 end=figures.end if figures is not None else None,
                 cycles=figures.cycles if figures is not None else None,
@@ -292,58 +293,6 @@ def _worst_computed(result: CompileResult) -> TensorError | None:
         return None
     computed = [tensor for tensor in result.errors.by_cosine() if not tensor.is_weight]
     return computed[0] if computed else None
-
-
-def _host_functions_ops(result: CompileResult) -> Iterable[Operation]:
-    from xdsl.dialects.func import FuncOp
-    from xdsl.traits import SymbolTable
-
-    from irc.codegen.package import entry_function
-
-    entry = entry_function(result.module)
-    for op in entry.body.block.ops:
-        if isinstance(op, npu.HostCallOp):
-            callee = SymbolTable.lookup_symbol(result.module, op.callee)
-            if isinstance(callee, FuncOp):
-                yield from callee.body.block.ops
-
-
-def _why_on_cpu(op: Operation, result: CompileResult) -> str:
-    """Why the host runs `op`, in words."""
-    from xdsl.dialects.builtin import AnyFloat, TensorType
-
-    from irc.targets.support import unsupported_reasons
-    from irc.tiling.planner import layer_name
-
-    if op.name == "quant.qcast":
-        return "quantizes a float model input for the NPU"
-    if op.name == "quant.dcast":
-        return "dequantizes an NPU result to a float model output"
-    if layer_name(op) in result.options.float_layers:
-        return "kept float by --float-layers"
-    reasons = unsupported_reasons(op, result.target)
-    if reasons:
-        return reasons[0].removeprefix(f"{op.name}: ")
-    floating = any(
-        isinstance(value.type, TensorType) and isinstance(value.type.get_element_type(), AnyFloat)
-        for value in op.results
-    )
-    if floating and not result.target.data_types.fp16:
-        why = "--quantize none" if result.options.quantize == "none" else "not quantized"
-        return f"float ({why}), and {result.target.name} computes in integers only"
-    return ""
-
-
-def _cpu_reasons(result: CompileResult) -> dict[tuple[str, str], str]:
-    """Why each host op runs on the CPU, by (layer name, op name)."""
-    from irc.tiling.planner import layer_name
-
-    reasons: dict[tuple[str, str], str] = {}
-    for op in _host_functions_ops(result):
-        if op.name in ("func.return", "nn.constant", "qnn.constant"):
-            continue
-        reasons.setdefault((layer_name(op), op.name), _why_on_cpu(op, result))
-    return reasons
 
 
 def _plural(count: int, noun: str) -> str:
@@ -400,7 +349,7 @@ def summary_text(result: CompileResult) -> str:
         + ", ".join(f"{stage.name} {stage.seconds:.2f} s" for stage in slowest),
     )
     all_macs = partition.npu_macs + partition.cpu_macs
-    cpu_ops = [op for _, op, _ in partition.cpu_ops]
+    cpu_ops = [host_op.op for host_op in partition.cpu_ops]
     line(
         "NPU",
         f"{_plural(len(partition.npu_layers), 'layer')}, {partition.npu_macs:,} MACs "
@@ -650,7 +599,6 @@ def _partition_section(result: CompileResult) -> list[str]:
     ]
     if not partition.cpu_ops:
         return [*lines, "Nothing runs on the host CPU.", ""]
-    reasons = _cpu_reasons(result)
     lines.append(
         f"The host CPU runs {_plural(len(partition.cpu_ops), 'op')} with {partition.cpu_macs:,} "
         "MACs "
@@ -658,8 +606,8 @@ def _partition_section(result: CompileResult) -> list[str]:
     )
     lines.append("")
     rows = [
-        (_code(layer), op, f"{macs:,}", reasons.get((layer, op), "") or MISSING)
-        for layer, op, macs in partition.cpu_ops
+        (_code(host_op.layer), host_op.op, f"{host_op.macs:,}", host_op.reason)
+        for host_op in partition.cpu_ops
     ]
     lines.extend(
         [_table(("layer", "op", "MACs", "why on the CPU"), rows, (False, False, True, False)), ""]

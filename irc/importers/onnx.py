@@ -876,6 +876,7 @@ DIRECT: dict[str, _Direct] = {
     "Relu": _Direct(nn.ReluOp),
     "LeakyRelu": _Direct(nn.LeakyReluOp, _same("alpha")),
     "Elu": _Direct(nn.EluOp, _same("alpha")),
+    "Celu": _Direct(nn.CeluOp, _same("alpha")),
     "Selu": _Direct(nn.SeluOp, _same("alpha", "gamma")),
     "Sigmoid": _Direct(nn.SigmoidOp),
     "HardSigmoid": _Direct(nn.HardSigmoidOp, _same("alpha", "beta")),

@@ -39,6 +39,12 @@ def magnitude(dtype: np.dtype) -> int:
     return max(-int(info.min), int(info.max))
 
 
+def _centred_magnitude(dtype: np.dtype, zero_point: int) -> int:
+    """The largest magnitude of an integer dtype's values less `zero_point`."""
+    info = np.iinfo(dtype)
+    return max(abs(int(info.min) - zero_point), abs(int(info.max) - zero_point))
+
+
 def product_plan(largest: int) -> tuple[type[np.floating], int]:
     """The float type and the longest depth chunk whose sums of products of at most
     `largest` in magnitude stay exact."""
@@ -153,7 +159,8 @@ class IntegerConv:
 
 class IntegerMatmul:
     """An integer matmul of fixed arrays: lhs (M, K) times rhs (K, N), or (N, K) with
-    `trans_b`, into the int32 accumulator (M, N); `a_zero_point` is the lhs's."""
+    `trans_b`, into the int32 accumulator (M, N); `a_zero_point` is the lhs's,
+    `b_zero_point` the rhs's (0 for weights; an activation's own otherwise)."""
 
     def __init__(
         self,
@@ -164,14 +171,16 @@ class IntegerMatmul:
         trans_b: bool,
         accumulate: bool,
         bias: np.ndarray | None = None,
+        b_zero_point: int = 0,
     ) -> None:
         self.lhs, self.rhs, self.acc, self.bias = lhs, rhs, acc, bias
         self.trans_b, self.accumulate = trans_b, accumulate
-        info = np.iinfo(lhs.dtype)
-        largest = max(abs(info.min - a_zero_point), abs(info.max - a_zero_point))
-        largest *= magnitude(rhs.dtype)
+        largest = _centred_magnitude(lhs.dtype, a_zero_point)
+        largest *= _centred_magnitude(rhs.dtype, b_zero_point)
         self.float, self.chunk = product_plan(largest)
-        self.offset = self.float(a_zero_point)  # subtracted in float: no wrap-around
+        # Zero points are subtracted in float: no wrap-around.
+        self.offset = self.float(a_zero_point)
+        self.rhs_offset = self.float(b_zero_point)
         self.may_saturate = lhs.shape[1] * largest > fixed_point.INT32_MAX
         self.left = np.empty(lhs.shape, self.float)
         self.right = np.empty(rhs.shape, self.float)
@@ -179,7 +188,7 @@ class IntegerMatmul:
     def __call__(self) -> None:
         """Compute the product into the accumulator."""
         np.subtract(self.lhs, self.offset, out=self.left, casting="unsafe")
-        np.copyto(self.right, self.rhs, casting="unsafe")
+        np.subtract(self.rhs, self.rhs_offset, out=self.right, casting="unsafe")
         right = self.right.T if self.trans_b else self.right
         sums = exact_product(self.left, right, self.chunk)
         _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)

@@ -694,6 +694,12 @@ class NNFunctions(InterpreterFunctions):
     def run_elu(self, interpreter: Interpreter, op: nn.EluOp, args: PythonValues) -> PythonValues:
         return (_exp_linear(args[0], op.props().float("alpha") or 0.0),)
 
+    @impl(nn.CeluOp)
+    def run_celu(self, interpreter: Interpreter, op: nn.CeluOp, args: PythonValues) -> PythonValues:
+        alpha = op.props().float("alpha") or 1.0
+        x = args[0]
+        return ((alpha * _exp_linear(x / alpha, 1.0)).astype(x.dtype),)
+
     @impl(nn.SeluOp)
     def run_selu(self, interpreter: Interpreter, op: nn.SeluOp, args: PythonValues) -> PythonValues:
         props = op.props()

@@ -192,10 +192,11 @@ def matmul_into(
     a_zero_point: int,
     trans_b: bool,
     accumulate: bool,
+    b_zero_point: int = 0,
 ) -> None:
     """`tile.matmul`'s arithmetic (irc/interp/kernels.py for integers)."""
     if not _is_float(acc):
-        IntegerMatmul(lhs, rhs, acc, a_zero_point, trans_b, accumulate)()
+        IntegerMatmul(lhs, rhs, acc, a_zero_point, trans_b, accumulate, b_zero_point=b_zero_point)()
         return
     a = lhs.astype(np.float64)
     b = rhs.astype(np.float64)
@@ -358,7 +359,7 @@ class TileFunctions(InterpreterFunctions):
         lhs, rhs, acc = args
         matmul_into(
             lhs, rhs, acc, props.int("a_zero_point") or 0, props.bool("trans_b"),
-            props.bool("accumulate"),
+            props.bool("accumulate"), props.int("b_zero_point") or 0,
         )  # fmt: skip
         return ()
 

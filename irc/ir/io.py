@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     FileLineColLoc,
     IntAttr,
+    LocationAttr,
     MemRefType,
     ModuleOp,
     NameLoc,
@@ -65,10 +66,21 @@ class LocatingParser(Parser):
             self._line_starts.append(position + 1)
             position = text.find("\n", position + 1)
 
+    _location_end = -1
+    """Where the last location written in the text ended."""
+
+    def parse_optional_location(self) -> LocationAttr | None:
+        location = super().parse_optional_location()
+        if location is not None:
+            self._location_end = self._current_token.span.start
+        return location
+
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
         op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
+        # An op that ends in `loc(...)` keeps it, `loc(unknown)` included, as in MLIR.
+        written = self._location_end == self._current_token.span.start
+        if isinstance(op.location, UnknownLoc) and not written:
             line = bisect.bisect_right(self._line_starts, start)
             column = start - self._line_starts[line - 1] + 1
             op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))

@@ -1,38 +1,28 @@
-"""Where an op runs: on the NPU or on the host CPU.
+"""Where an op runs, as the IR records it: the attributes `partition` writes.
 
-Partitioning and mixed precision record a placement as the discardable attribute
-`irc.device` (`DEVICE_ATTR`): `"npu"` on the functions partitioning outlines for the
-NPU, `"cpu"` on float ops the target cannot run and on the host functions the
-command stream calls. Every pass that asks where an op runs asks `runs_on_npu`.
+- `irc.device = "npu"` or `"cpu"` on an op (or on a function: every op in it, as an
+  outlined NPU function, or a host function of the command stream);
+- `irc.reason = "..."` on an op `partition` put on the CPU: its reasons, `; `-separated
+  (from the target's support table, its data types, irc's lowering, or the cost model);
+- `irc.float = "..."` on a float op of a quantized module: why the quantizer left it
+  float (recorded by `quantize` and `lower-to-qnn`).
+
+What decides placement is the backend table (irc/backend: `place`, `device_of`); this
+module only names what it records, below every pass that reads it.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from typing import Final
 
 DEVICE_ATTR = "irc.device"
-"""The attribute that places an op or a function (`irc.device = "cpu"`)."""
+"""The attribute that says where an op (or every op of a function) runs."""
 
-NPU = "npu"
-"""The placement of an outlined NPU function."""
+REASON_ATTR = "irc.reason"
+"""The attribute that says why an op runs on the CPU."""
 
-CPU = "cpu"
-"""The placement of an op or function that runs on the host CPU."""
+FLOAT_REASON_ATTR = "irc.float"
+"""The attribute that says why the quantizer left an op float."""
 
-
-def runs_on_npu(op: Operation) -> bool:
-    """False for ops that partition or mixed precision put on the CPU: the op, or the
-    function around it, is marked `irc.device = "cpu"`."""
-    if _placed_on_cpu(op):
-        return False
-    function = op.parent_op()
-    while function is not None and not isinstance(function, FuncOp):
-        function = function.parent_op()
-    return function is None or not _placed_on_cpu(function)
-
-
-def _placed_on_cpu(op: Operation) -> bool:
-    device = op.attributes.get(DEVICE_ATTR)
-    return isinstance(device, StringAttr) and device.data == CPU
+NPU: Final = "npu"
+CPU: Final = "cpu"

@@ -453,6 +453,42 @@ def load_samples(path: Path | str, inputs: InputSignature | ModuleOp) -> Calibra
     return calibration_set
 
 
+@dataclass(frozen=True)
+class ChosenSamples:
+    """The samples a compile calibrates on, and where they came from."""
+
+    samples: list[Sample]
+    description: str
+    """In words: `8 samples of calib/`, `8 random normal samples (seed 0)`."""
+    random: bool
+    """Drawn at random: ranges that mean nothing for real inputs."""
+
+
+def choose_samples(
+    module: ModuleOp, data: Path | str | None, count: int, seed: int = 0
+) -> ChosenSamples:
+    """The first `count` samples of the calibration set at `data`, or, without data,
+    `count` samples of seeded standard normal noise in the shapes and element types of
+    the entry function's inputs (what `quantize` calibrates on, and `irc-compile`'s
+    error report measures)."""
+    signature = function_signature(module)[0]
+    if data:
+        loaded = load_samples(data, signature)
+        chosen = [dict(loaded[index]) for index in range(min(count, len(loaded)))]
+        return ChosenSamples(chosen, f"{len(chosen)} samples of {data}", False)
+    rng = np.random.default_rng(seed)
+    samples = [
+        {
+            name: rng.standard_normal(value_type.get_shape()).astype(
+                dtype_of(value_type.get_element_type())
+            )
+            for name, value_type in signature
+        }
+        for _ in range(count)
+    ]
+    return ChosenSamples(samples, f"{count} random normal samples (seed {seed})", True)
+
+
 def bind_sample(
     sample: Mapping[str, np.ndarray] | Sequence[np.ndarray], inputs: InputSignature
 ) -> list[np.ndarray]:

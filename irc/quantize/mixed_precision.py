@@ -26,11 +26,9 @@ is deterministic: the same samples give the same choice. It costs one evaluation
 layer plus one per layer kept float; `max_layers` bounds the greedy step.
 
 **Where float layers run.** A layer kept float (and any other float island) runs on
-the NPU only if the target computes in float: a target whose `data_types` has no
-`fp16` cannot, so `mark_cpu_fallbacks` marks every float compute op of the quantized
-module with the discardable attribute `irc.device = "cpu"` (run on the host CPU).
-`irc-quantize --target` does this. The partitioner does not read the attribute yet:
-it places ops by its support table, which does not look at element types.
+the NPU only if the target computes in float: on a target whose `data_types` has no
+`fp16`, the backend table (irc/backend) places every float op on the host, with the
+reason it was kept float (`irc.float`), and `partition` marks it so.
 """
 
 from __future__ import annotations
@@ -38,16 +36,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
 from irc.diagnostics import error
-from irc.dialects import nn
-from irc.ir.placement import CPU, DEVICE_ATTR
 from irc.quantize.calibration import ProgressBar
 from irc.quantize.qdq import (
     ROLES,
@@ -58,9 +54,6 @@ from irc.quantize.qdq import (
     layer_name,
     quantize_module,
 )
-
-if TYPE_CHECKING:
-    from irc.targets import Target
 
 Metric = Literal["cosine", "sqnr"]
 """The output metrics mixed precision can aim at."""
@@ -305,34 +298,3 @@ def auto_mixed_precision(
         if result.met:
             break
     return result
-
-
-# --------------------------------------------------------------------------------------
-# Float layers on a target without float
-
-
-def mark_cpu_fallbacks(module: ModuleOp, target: Target) -> list[Operation]:
-    """Mark the float compute ops of a quantized module `irc.device = "cpu"` when
-    `target` cannot compute in float (no fp16 in its data types); the marked ops.
-
-    A float op is an `nn` op (not a constant) with a float result: a layer kept float,
-    or an op without an integer form.
-    """
-    if target.data_types.fp16:
-        return []
-    marked = []
-    for op in module.walk():
-        if not op.name.startswith("nn.") or isinstance(op, nn.ConstantOp):
-            continue
-        if any(_is_float(result.type) for result in op.results):
-            op.attributes[DEVICE_ATTR] = StringAttr(CPU)
-            marked.append(op)
-    return marked
-
-
-def _is_float(value_type: object) -> bool:
-    from xdsl.dialects.builtin import AnyFloat, TensorType
-
-    return isinstance(value_type, TensorType) and isinstance(
-        value_type.get_element_type(), AnyFloat
-    )

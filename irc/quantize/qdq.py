@@ -65,6 +65,7 @@ from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp.quant import dequantize
 from irc.ir.constants import constant_array
+from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.quantize import scheme
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ ROLES: dict[type[Operation], Role] = {
     nn.HardSigmoidOp: Role.LOOKUP,
     nn.LeakyReluOp: Role.LOOKUP,
     nn.EluOp: Role.LOOKUP,
+    nn.CeluOp: Role.LOOKUP,
     nn.SeluOp: Role.LOOKUP,
     nn.GeluOp: Role.LOOKUP,
     nn.SoftplusOp: Role.LOOKUP,
@@ -705,6 +707,9 @@ def quantize_module(
     for function in functions:
         plan = plan_function(function, stats, config)
         rewrite_function(plan, config)
+        for op, reason in plan.float_reasons.items():
+            # Why it stays float: what the partition's reasons quote.
+            op.attributes[FLOAT_REASON_ATTR] = StringAttr(reason)
         summary.plans.append(plan)
     return summary
 

@@ -28,7 +28,6 @@ waits for a token nothing sets are hazards too.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +39,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from irc import backend
 from irc.diagnostics import IrcError, Location, error
 from irc.dialects import npu, tile
 from irc.dialects.tile import element_of
@@ -493,10 +493,13 @@ class Program:
         cost = timing.matmul_cost(self.target, rows, acc.shape[1], depth)
         self._load_mac(op, cost, accumulate)
         zero_point = props.int("a_zero_point") or 0
+        rhs_zero_point = props.int("b_zero_point") or 0
         kernel: Step = (
             functools.partial(matmul_into, lhs, rhs, acc, zero_point, trans_b, accumulate)
             if acc.dtype.kind == "f"
-            else IntegerMatmul(lhs, rhs, acc, zero_point, trans_b, accumulate, self._bias(op))
+            else IntegerMatmul(
+                lhs, rhs, acc, zero_point, trans_b, accumulate, self._bias(op), rhs_zero_point
+            )
         )
         self._with_stage(op, kernel)
 
@@ -545,10 +548,10 @@ class Program:
 
     def _load_vector(self, op: npu.Command) -> None:
         """A vector-unit command: the tile interpreter's kernel of the same op."""
-        cost = _VECTOR_COSTS.get(type(op))
-        if cost is None:
+        spec = backend.command_spec(op)
+        if spec is None or spec.cost is None:
             raise error(f"the simulator does not run {op.name}", op)
-        reads, writes, per_element = cost(op)
+        reads, writes, per_element = spec.cost(op)
         output = writes[0]
         cycles = timing.vector(self.target, output, per_element)
         self._command(
@@ -559,7 +562,7 @@ class Program:
         if prepared is not None:
             self.steps.append(functools.partial(prepared(op), *arguments))
             return
-        implementation = getattr(type(self.tile), "__impl_dict")[_TILE_OPS[type(op)]]
+        implementation = getattr(type(self.tile), "__impl_dict")[spec.tile_op]
         self.steps.append(functools.partial(implementation, self.tile, None, op, arguments))
 
     def _load_host_call(self, op: npu.HostCallOp) -> None:
@@ -587,30 +590,6 @@ class Program:
 
         self.steps.append(call)
 
-
-VectorCost = Callable[[Any], tuple[Sequence[SSAValue], Sequence[SSAValue], int]]
-
-_VECTOR_COSTS: dict[type[Operation], VectorCost] = {
-    npu.FillOp: lambda op: ([], [op.target], 1),
-    npu.PoolOp: lambda op: (
-        [op.input],
-        [op.output],
-        math.prod(op.props().ints("kernel_shape") or [1, 1]),
-    ),
-    npu.RequantizeOp: lambda op: ([op.acc, op.params], [op.output], 1),
-    npu.AddOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
-    npu.MulOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
-    npu.AddFOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
-    npu.MulFOp: lambda op: ([op.lhs, op.rhs], [op.output], 2),
-    npu.ClampOp: lambda op: ([op.input], [op.output], 1),
-    npu.TransposeOp: lambda op: ([op.input], [op.output], 1),
-    npu.LutOp: lambda op: ([op.input, op.table], [op.output], 1),
-}
-"""Of each vector command: what it reads and writes, and its cycles per output
-element (per window tap or input)."""
-
-_TILE_OPS = {command: tile_op for tile_op, command in npu.VECTOR_COMMANDS.items()}
-"""The tile op whose interpreter kernel runs each vector command."""
 
 _PREPARED: dict[type[Operation], Callable[[Any], Callable[..., None]]] = {
     npu.AddOp: AddTile,

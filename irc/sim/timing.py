@@ -14,7 +14,7 @@ a plan and its simulation agree on what a tile costs:
 - **DMA**: the DDR side of a box is a set of contiguous runs; each moves the bursts
   it touches at its addresses, at the DDR's bytes per cycle, after the DDR latency
   once per command. A fill of an SRAM frame alone writes a burst per cycle.
-- **host**: the target's CPU model (irc/cost.py) for the called function's ops, its
+- **host**: the target's CPU model (irc/backend/cost.py) for the called function's ops, its
   arguments and results copied at the host bandwidth, and a transition each way.
 """
 
@@ -138,7 +138,7 @@ def host(
     target: Target, function: FuncOp, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]
 ) -> int:
     """A host call of `function` with these argument and result buffers."""
-    from irc.cost import host_seconds
+    from irc.backend.cost import host_seconds
 
     seconds = 2 * target.host.transition_seconds
     seconds += sum(host_seconds(op, target) for op in function.walk())

@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from irc import backend
 from irc.diagnostics import error
 from irc.dialects import npu, tile
 from irc.dialects.nn import ConstantOp
@@ -711,7 +712,7 @@ class StreamLowering:
         operands = [self.view(v, s.element) for v, s in zip([*views, acc_view], slots)]
         properties = {name: value for name, value in op.properties.items() if name != tile.SEGMENTS}
         self.pending = _Pending(
-            npu.ConvOp if isinstance(op, tile.ConvOp) else npu.MatmulOp,
+            self._mac_command(op),
             operands,
             acc,
             properties,
@@ -722,6 +723,12 @@ class StreamLowering:
         if streamed and isinstance(op, tile.ConvOp) and _streamable(op):
             chunk = self.target.mac_array.columns
             self.pending.streamed = _Streamed(chunk, views[0], slots[1], acc)
+
+    @staticmethod
+    def _mac_command(op: tile.ConvOp | tile.MatmulOp) -> type[npu.ConvOp] | type[npu.MatmulOp]:
+        spec = backend.command_for(op)
+        assert spec is not None and spec.engine == "mac"
+        return spec.command  # type: ignore[return-value]
 
     def _joins_stage(self, acc: SSAValue) -> bool:
         pending = self.pending
@@ -839,9 +846,10 @@ class StreamLowering:
 
     def vector(self, op: Operation) -> None:
         """A vector-unit op: its command on the same fields, at the views' addresses."""
-        kind = npu.VECTOR_COMMANDS.get(type(op))
-        if kind is None:
+        spec = backend.command_for(op)
+        if spec is None:
             raise error(f"lower-to-npu: {op.name} has no command", op)
+        kind = spec.command
         buffers = [v for v in op.operands if isinstance(v.type, MemRefType)]
         output = buffers[-1]
         inputs = buffers[:-1]
@@ -905,7 +913,9 @@ class StreamLowering:
                 tile.SEGMENTS: DenseArrayBase.from_list(i32, [len(inputs), len(outputs)]),
             },
         )
-        call.location = ops[0].location
+        # The call is named after the first op that computes (not a copy or a view).
+        computing = [op for op in ops if not _moves_nothing(op)]
+        call.location = (computing or ops)[0].location
         self.command(call, input_views, output_views)
 
     def returned(self, op: ReturnOp) -> None:
@@ -1020,3 +1030,10 @@ def _streamable(conv: tile.ConvOp) -> bool:
         and not props.bool("accumulate")
         and isinstance(tile.element_of(conv.acc), IntegerType)
     )
+
+
+def _moves_nothing(op: Operation) -> bool:
+    """A copy between host and NPU memory (`part.transfer`) or a view: it computes
+    nothing, so a host call is not named after it."""
+    entry = backend.entry_of(op)
+    return op.name == "part.transfer" or (entry is not None and entry.view)

@@ -23,6 +23,7 @@ from irc.targets.schema import (
     SECTIONS,
     Field,
     Limit,
+    kind_label,
 )
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(OpSupport) if f.name != "op"}
@@ -319,7 +320,7 @@ def support_table_markdown(target: Target) -> str:
         "",
         f"{summary(target)}. Source: `{target.source}`.",
         "",
-        f"{len(target.ops)} of {len(OP_LIMITS)} nn ops run on the NPU, within the limits "
+        f"{len(target.ops)} of {len(OP_LIMITS)} kinds of op run on the NPU, within the limits "
         "below; the others run on the host CPU. `nn.constant` is data and always available.",
     ]
     if shared:
@@ -334,11 +335,11 @@ def support_table_markdown(target: Target) -> str:
         ]
         if support.needs_lut and not target.lut.supported:
             limits.append("but the target has no LUT, so it runs on the host")
-        lines.append(f"| `nn.{name}` | {'; '.join(limits) or 'none'} |")
+        lines.append(f"| `{kind_label(name)}` | {'; '.join(limits) or 'none'} |")
     unsupported = unsupported_ops(target)
     lines += ["", "## Not supported", ""]
     if unsupported:
-        lines.append(", ".join(f"`nn.{op}`" for op in unsupported))
+        lines.append(", ".join(f"`{kind_label(op)}`" for op in unsupported))
     else:
         lines.append("None: every nn op can run on the NPU.")
     return "\n".join(lines) + "\n"

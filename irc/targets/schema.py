@@ -517,6 +517,7 @@ _UNARY = ("needs_lut",)
 UNARY_OPS = (
     "abs",
     "ceil",
+    "celu",
     "clip",
     "elu",
     "erf",
@@ -610,8 +611,22 @@ OP_LIMITS: dict[str, tuple[str, ...]] = {
         )
     ),
     "depth_to_space": _limits(("layouts", "max_batch", "blocksizes", "modes")),
+    "requantize": _limits(),
 }
-"""Every nn op (name without `nn.`) but nn.constant, with the limits it may have."""
+"""Every kind of op a support table may list, with the limits it may have: every nn op
+(name without `nn.`) but nn.constant, and the kinds only the integer level has
+(`INTEGER_KINDS`)."""
+
+INTEGER_KINDS = ("requantize",)
+"""Kinds with no `nn` op: `qnn.requantize`, a rescale from one quantized type to
+another (TOSA's RESCALE, TFLite's QUANTIZE of an int8 tensor), which lower-to-qnn
+makes where scales differ."""
+
+
+def kind_label(kind: str) -> str:
+    """The op a kind is written as: `nn.conv`, or `qnn.requantize`."""
+    return f"qnn.{kind}" if kind in INTEGER_KINDS else f"nn.{kind}"
+
 
 DATA_OPS = ("constant",)
 """nn ops that are data, not computation: always supported, never in the table."""

@@ -1,20 +1,24 @@
-"""Can the NPU run this op? `unsupported_reasons(op, target)` says why not.
+"""Can the NPU run this op? `unsupported_reasons(op, target, key)` says why not.
 
-An op runs on the NPU when its name is in the target's support table (`target.ops`)
+An op runs on the NPU when its kind is in the target's support table (`target.ops`)
 and it is within every limit written there. Each limit of irc/targets/schema.py has one
 check here; the reasons name the op, the offending value and what the target allows:
 
     nn.resize mode="cubic": target npu-demo supports nearest, linear
-    nn.conv kernel 11x11: target npu-demo supports kernels up to 7x7
+    qnn.conv kernel 11x11: target npu-demo supports kernels up to 7x7
     nn.lrn: not in target npu-demo's support table
-    nn.sigmoid needs a lookup table: target npu-demo has none
+    qnn.lut (sigmoid) needs a lookup table: target npu-demo has none
+
+The table is keyed by kind (`conv`, `max_pool`, ...): the `nn` op's name without its
+prefix. An op's `qnn` form has the same operands and properties, so the same checks
+apply to both; the backend table (irc/backend) gives the key of an instance whose
+kind is not its name (a `qnn.lut` is the function it tabulates, a `qnn.clamp` a relu
+or a clip). Whether the NPU computes in the op's data types, and whether irc can lower
+the op at all, are the backend table's checks; these are the target's limits only.
 
 Spatial ops are read through their `layout` property: a channels-last (`nhwc`) op's
 layout operands and results are viewed channels-first (`channels_first_perm`), so the
 same checks see the same channels, kernels and batch in both layouts.
-
-Graph-level tensors are still float when partitioning runs: element types are not
-checked here, since the NPU runs every supported op in int8 after quantization.
 """
 
 from __future__ import annotations
@@ -32,20 +36,24 @@ from irc.targets.model import OpSupport, Target
 from irc.targets.render import format_number
 
 
-def unsupported_reasons(op: Operation, target: Target) -> list[str]:
-    """Why `target` cannot run `op` on its NPU: [] if it can, else every reason.
+def unsupported_reasons(op: Operation, target: Target, key: str | None = None) -> list[str]:
+    """Why `target`'s support table does not take `op`: [] if it does, else every reason.
 
-    nn.constant is data and always supported; ops of other dialects are not nn ops,
-    which the NPU does not run.
+    `key` is the op's kind in the table (default: its name without the dialect
+    prefix). Constants are data and always supported; an op without properties (not
+    an `nn` or `qnn` op) is not in any support table.
     """
-    if isinstance(op, nn.ConstantOp):
+    if op.has_trait(ConstantLike):
         return []
-    if not isinstance(op, nn.NNOp):
+    kind = key or op.name.partition(".")[2]
+    props = getattr(op, "props", None)
+    if props is None:
         return [f"{op.name}: not an nn op: target {target.name} runs nn ops only"]
-    support = target.ops.get(op.name.removeprefix("nn."))
+    label = op.name if kind == op.name.partition(".")[2] else f"{op.name} ({kind})"
+    support = target.ops.get(kind)
     if support is None:
-        return [f"{op.name}: not in target {target.name}'s support table"]
-    check = _Check(op, support, target)
+        return [f"{label}: not in target {target.name}'s support table"]
+    check = _Check(op, kind, label, support, target)
     for rule in _RULES:
         rule(check)
     _fused_activation_lut(check)
@@ -62,7 +70,7 @@ def _fused_activation_lut(c: _Check) -> None:
     standalone = c.target.ops.get(kind)
     if standalone is not None and standalone.needs_lut:
         c.reasons.append(
-            f"{c.op.name} fused activation {kind} needs a lookup table: "
+            f"{c.label} fused activation {kind} needs a lookup table: "
             f"target {c.target.name} has none"
         )
 
@@ -88,26 +96,31 @@ def _listing(values: Sequence[object]) -> str:
 class _Check:
     """One op under check against its entry in the support table."""
 
-    op: nn.NNOp
+    op: Operation
+    kind: str
+    """The op's key in the support table."""
+    label: str
+    """How reasons name the op: `qnn.conv`, or `qnn.lut (sigmoid)`."""
     support: OpSupport
     target: Target
     reasons: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.props = self.op.props()
+        self.props: nn.Props = self.op.props()  # type: ignore[attr-defined]
+        self.layout_operands: tuple[int, ...] = getattr(self.op, "LAYOUT_OPERANDS", ())
 
     def fail(self, detail: str, allowed: str) -> None:
         """Record `<op> <detail>: target <name> <allowed>`."""
-        self.reasons.append(f"{self.op.name} {detail}: target {self.target.name} {allowed}")
+        self.reasons.append(f"{self.label} {detail}: target {self.target.name} {allowed}")
 
     @property
     def channels_last(self) -> bool:
-        return bool(self.op.LAYOUT_OPERANDS) and self.props.str("layout") == "nhwc"
+        return bool(self.layout_operands) and self.props.str("layout") == "nhwc"
 
     def operand_shape(self, index: int) -> tuple[int, ...]:
         """An operand's shape, channels-first if it is a layout operand of an nhwc op."""
         shape = _shape(self.op.operands[index])
-        if self.channels_last and index in self.op.LAYOUT_OPERANDS:
+        if self.channels_last and index in self.layout_operands:
             return tuple(shape[p] for p in channels_first_perm(len(shape)))
         return shape
 
@@ -125,7 +138,7 @@ class _Check:
     def window(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """Kernel, strides, pads and dilations of a sliding-window op."""
         spatial = len(self.operand_shape(0)) - 2
-        if isinstance(self.op, nn.ConvOp | nn.ConvTransposeOp):
+        if self.kind in _CONV_OPS:
             kernel = list(self.operand_shape(1)[2:])
         else:
             kernel = self.props.ints("kernel_shape") or [1] * spatial
@@ -143,9 +156,9 @@ _Rule = Callable[[_Check], None]
 _RULES: list[_Rule] = []
 
 
-def _rule(limit: str, *ops: type[nn.NNOp]) -> Callable[[_Rule], _Rule]:
-    """Register a check that runs when the op's entry sets `limit` (and, if `ops` are
-    given, the op is one of them)."""
+def _rule(limit: str, *kinds: str) -> Callable[[_Rule], _Rule]:
+    """Register a check that runs when the op's entry sets `limit` (and, if `kinds` are
+    given, the op is of one of them)."""
 
     def register(check: _Rule) -> _Rule:
         def guarded(c: _Check) -> None:
@@ -153,7 +166,7 @@ def _rule(limit: str, *ops: type[nn.NNOp]) -> Callable[[_Rule], _Rule]:
             default = OpSupport.__dataclass_fields__[limit].default
             if value is None or value == default:
                 return
-            if ops and not isinstance(c.op, ops):
+            if kinds and c.kind not in kinds:
                 return
             check(c)
 
@@ -163,8 +176,8 @@ def _rule(limit: str, *ops: type[nn.NNOp]) -> Callable[[_Rule], _Rule]:
     return register
 
 
-_WINDOW_OPS = (nn.ConvOp, nn.ConvTransposeOp, nn.MaxPoolOp, nn.AveragePoolOp)
-_CONV_OPS = (nn.ConvOp, nn.ConvTransposeOp)
+_WINDOW_OPS = ("conv", "conv_transpose", "max_pool", "average_pool")
+_CONV_OPS = ("conv", "conv_transpose")
 
 
 # --------------------------------------------------------------------------------------
@@ -213,7 +226,7 @@ def _spatial_dims(c: _Check) -> None:
 def _max_batch(c: _Check) -> None:
     limit = c.support.max_batch
     assert limit is not None
-    if isinstance(c.op, nn.MatMulOp):
+    if c.kind == "matmul":
         batch_dims = _matmul_dims(c)[0]
         batch = math.prod(batch_dims)
         detail = f"batch {batch} (batch dimensions {_dims(batch_dims)})"
@@ -364,7 +377,7 @@ def _constant_weights(c: _Check) -> None:
 def _matmul_dims(c: _Check) -> tuple[tuple[int, ...], int, int, int]:
     """(batch dimensions, M, K, N) of a matmul or gemm."""
     lhs, rhs = list(_shape(c.op.operands[0])), list(_shape(c.op.operands[1]))
-    if isinstance(c.op, nn.GemmOp):
+    if c.kind == "gemm":
         m, k = (lhs[1], lhs[0]) if c.props.bool("trans_a") else (lhs[0], lhs[1])
         n = rhs[0] if c.props.bool("trans_b") else rhs[1]
         return (), m, k, n
@@ -386,10 +399,10 @@ def _matrix_limit(letter: str) -> _Rule:
 
 
 for _letter in ("M", "K", "N"):
-    _rule(f"max_{_letter.lower()}", nn.GemmOp, nn.MatMulOp)(_matrix_limit(_letter))
+    _rule(f"max_{_letter.lower()}", "gemm", "matmul")(_matrix_limit(_letter))
 
 
-@_rule("supports_transposed_lhs", nn.GemmOp)
+@_rule("supports_transposed_lhs", "gemm")
 def _transposed_lhs(c: _Check) -> None:
     if c.props.bool("trans_a"):
         c.fail("trans_a=true", "does not support a transposed lhs")
@@ -399,13 +412,13 @@ def _transposed_lhs(c: _Check) -> None:
 # Pooling
 
 
-@_rule("supports_ceil_mode", nn.MaxPoolOp, nn.AveragePoolOp)
+@_rule("supports_ceil_mode", "max_pool", "average_pool")
 def _ceil_mode(c: _Check) -> None:
     if c.props.bool("ceil_mode"):
         c.fail("ceil_mode=true", "does not support ceil_mode")
 
 
-@_rule("supports_count_include_pad", nn.AveragePoolOp)
+@_rule("supports_count_include_pad", "average_pool")
 def _count_include_pad(c: _Check) -> None:
     pads = c.window()[2]
     if c.props.bool("count_include_pad") and max(pads) > 0:
@@ -439,7 +452,7 @@ def _max_inputs(c: _Check) -> None:
 @_rule("needs_lut")
 def _needs_lut(c: _Check) -> None:
     if not c.target.lut.supported:
-        c.reasons.append(f"{c.op.name} needs a lookup table: target {c.target.name} has none")
+        c.reasons.append(f"{c.label} needs a lookup table: target {c.target.name} has none")
 
 
 # --------------------------------------------------------------------------------------
@@ -473,7 +486,7 @@ def _max_axis_size(c: _Check) -> None:
 def _reduced_axes(c: _Check) -> list[int]:
     """The axes a reduction or global pool reduces (of its input as written)."""
     rank = len(_shape(c.op.operands[0]))
-    if isinstance(c.op, nn.GlobalPoolOp):
+    if c.kind.startswith("global_"):
         spatial = range(1, rank - 1) if c.channels_last else range(2, rank)
         return list(spatial)
     axes = c.props.ints("axes")
@@ -577,7 +590,7 @@ def _f32(value: float) -> float:
     return float(f"{value:.7g}")
 
 
-@_rule("scales", nn.ResizeOp)
+@_rule("scales", "resize")
 def _scales(c: _Check) -> None:
     allowed = c.support.scales or ()
     offending = [
@@ -589,7 +602,7 @@ def _scales(c: _Check) -> None:
         c.fail(_scale_detail(offending), f"supports scales {_listing(allowed)}")
 
 
-@_rule("min_scale", nn.ResizeOp)
+@_rule("min_scale", "resize")
 def _min_scale(c: _Check) -> None:
     limit = c.support.min_scale
     assert limit is not None
@@ -598,7 +611,7 @@ def _min_scale(c: _Check) -> None:
         c.fail(_scale_detail(offending), f"supports scales down to {format_number(limit)}")
 
 
-@_rule("max_scale", nn.ResizeOp)
+@_rule("max_scale", "resize")
 def _max_scale(c: _Check) -> None:
     limit = c.support.max_scale
     assert limit is not None
@@ -607,7 +620,7 @@ def _max_scale(c: _Check) -> None:
         c.fail(_scale_detail(offending), f"supports scales up to {format_number(limit)}")
 
 
-@_rule("blocksizes", nn.DepthToSpaceOp)
+@_rule("blocksizes", "depth_to_space")
 def _blocksizes(c: _Check) -> None:
     blocksize = c.props.int("blocksize")
     allowed = c.support.blocksizes or ()

@@ -90,7 +90,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -904,6 +904,7 @@ def _run_levels(
     from irc.sim.run import run_function
     from irc.targets import load_target, using_target
     from irc.testing.reference import random_inputs
+    from irc.transforms.partition import partition_module
     from irc.transforms.plan_tiles import plan_module
 
     feeds = random_inputs(model, seed)
@@ -933,6 +934,9 @@ def _run_levels(
         reference = run_function(quantized, feeds)
         passed("tile")
         with using_target(target):
+            # Placement as irc-compile decides it; every third graph by the cost model.
+            mode: Literal["support", "cost"] = "cost" if seed % 3 == 0 else "support"
+            partition_module(quantized, target, mode, outline_npu=False)
             plan_module(quantized, target, (), align_channels)
             double = "true" if double_buffer else "false"
             backend = parse_pipeline(

@@ -9,6 +9,9 @@ BatchNormalization, random but sane weights.
   pooling, basic and bottleneck residual blocks with batch norms and ReLU, identity
   and projection (1x1 conv + batch norm) shortcuts, global average pooling, flatten
   and a Gemm. Input 1x3x96x96.
+- `attention_block(seed)`: a transformer's pre-norm self-attention block (layer norm,
+  Q/K/V projections, Q x K^T, softmax, P x V, output projection, residual), input
+  1x16x32, opset 17; not in `NETWORKS`, which are the CNNs.
 
 Weights are He-normal (std = sqrt(2 / fan_in)), biases small, batch-norm scales near
 1. Batch-norm statistics are measured, as `irc.testing.models` does for the light
@@ -373,6 +376,66 @@ layers, then bottleneck layers as in ResNet-50 (narrower, fewer)."""
 def resnet_style(seed: int = 0) -> onnx.ModelProto:
     """A ResNet-style network on 1x3x96x96 inputs (see the module docstring)."""
     return _build(_resnet_body, seed, "resnet_style", (1, 3, 96, 96))
+
+
+# --------------------------------------------------------------------------------------
+# A transformer's attention block
+
+ATTENTION_OPSET = 17
+"""LayerNormalization is an ONNX op from opset 17."""
+
+ATTENTION_SHAPE = (1, 16, 32)
+"""Batch, sequence length, model width of `attention_block`."""
+
+
+def attention_block(seed: int = 0) -> onnx.ModelProto:
+    """A pre-norm single-head self-attention block on 1x16x32 inputs, as exporters write
+    it: LayerNormalization; Q, K and V projections (MatMul and a bias Add); K
+    transposed; Q x K^T scaled by 1/sqrt(32); Softmax over the last axis; P x V; the
+    output projection and the residual Add.
+
+    Its MACs by hand: four 16x32 by 32x32 projections (4 x 16,384) and the two products
+    of activations, 16x32 by 32x16 and 16x16 by 16x32 (8,192 each): 81,920.
+    """
+    import onnx
+    from onnx import TensorProto, helper
+
+    net = _NetworkBuilder(seed, statistics=None)
+    _, length, width = ATTENTION_SHAPE
+    scale = 1 / math.sqrt(width)
+    gamma = net.constant("ln.scale", (0.8 + 0.4 * net.rng.random(width)).astype(np.float32))
+    beta = net.constant("ln.bias", net.normal((width,), 0.05))
+    normed = net.node("LayerNormalization", [INPUT_NAME, gamma, beta], "ln", axis=-1)
+
+    def projection(x: str, name: str) -> str:
+        weight = net.constant(f"{name}.weight", net.normal((width, width), math.sqrt(1 / width)))
+        bias = net.constant(f"{name}.bias", net.normal((width,), 0.05))
+        product = net.node("MatMul", [x, weight], f"{name}.matmul")
+        return net.node("Add", [product, bias], name)
+
+    query, key, value = (projection(normed, name) for name in ("q", "k", "v"))
+    key_t = net.node("Transpose", [key], "k_t", perm=[0, 2, 1])
+    scores = net.node("MatMul", [query, key_t], "scores")
+    factor = net.constant("scale", np.array(scale, np.float32))
+    scaled = net.node("Mul", [scores, factor], "scaled")
+    weights = net.node("Softmax", [scaled], "softmax", axis=-1)
+    attended = net.node("MatMul", [weights, value], "attended")
+    projected = projection(attended, "out")
+    net.node("Add", [projected, INPUT_NAME], OUTPUT_NAME)
+    graph = helper.make_graph(
+        net.nodes,
+        "attention_block",
+        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, list(ATTENTION_SHAPE))],
+        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [1, length, width])],
+        net.initializers,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", ATTENTION_OPSET)],
+        producer_name="irc.testing",
+    )
+    onnx.checker.check_model(model, full_check=True)
+    return model
 
 
 NETWORKS: dict[str, Callable[[int], onnx.ModelProto]] = {

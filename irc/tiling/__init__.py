@@ -1,4 +1,6 @@
-"""Tiling under SRAM capacity: layer geometry, the cost model, and the tile planner.
+"""Tiling under SRAM capacity: the cost model and the tile planner, bufferization and
+DDR planning, and the machinery of the loop nests that the backend table's lowerings
+build (irc/backend).
 
 See `irc.tiling.planner` and docs/tiling.md.
 """
@@ -8,9 +10,8 @@ from irc.tiling.planner import (
     Plan,
     Tile,
     TilingError,
-    layer_of,
     minimum_sram,
     plan_layer,
 )
 
-__all__ = ["Layer", "Plan", "Tile", "TilingError", "layer_of", "minimum_sram", "plan_layer"]
+__all__ = ["Layer", "Plan", "Tile", "TilingError", "minimum_sram", "plan_layer"]

@@ -22,6 +22,7 @@ either way and the bytes padding adds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -30,16 +31,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from irc.tiling import memory
-from irc.tiling.planner import (
-    CONV_OPS,
-    GLOBAL_POOL_OPS,
-    POOL_OPS,
-    STORED_CHANNELS_ATTR,
-    Plan,
-    element_bytes,
-    layer_of,
-    plan_layer,
-)
+from irc.tiling.planner import STORED_CHANNELS_ATTR, Layer, Plan, element_bytes, plan_layer
 
 if TYPE_CHECKING:
     from irc.targets import Target
@@ -63,47 +55,63 @@ class AlignmentChoice:
     layers: tuple[str, ...]
 
 
-def _nhwc_layer(op: Operation) -> bool:
-    """A conv or pool on a rank-4 NHWC tensor (whose boxes the lowering copies)."""
-    if not isinstance(op, CONV_OPS + POOL_OPS + GLOBAL_POOL_OPS):
+LayerModel = Callable[[Operation, str], Layer]
+"""The planner's view of an op (the backend table's layer model)."""
+
+
+def _nhwc_layer(op: Operation, plans: dict[Operation, Plan]) -> bool:
+    """A planned conv (not transposed) or pool on a rank-4 NHWC tensor, whose boxes
+    the lowering copies."""
+    plan = plans.get(op)
+    if plan is None:
         return False
-    props = op.props()
+    layer = plan.layer
+    windowed = layer.kind == "pool" or (layer.conv_steps and layer.upsample == (1, 1))
     value_type = op.operands[0].type
     return (
-        props.str("layout") == "nhwc"
+        windowed
+        and layer.channels_last
         and isinstance(value_type, TensorType)
         and len(value_type.get_shape()) == 4
     )
 
 
-def _written_by(value: SSAValue) -> Operation | None:
+def _written_by(value: SSAValue, kinds: memory.OpKinds) -> Operation | None:
     """The layer that writes `value`: its defining op, or the MAC layer whose
-    requantize defines it."""
+    requantize defines it (they run as one layer)."""
     owner = value.owner
     if not isinstance(owner, Operation):
         return None
-    if owner.name == "qnn.requantize":
+    if owner.operands:
         producer = owner.operands[0].owner
-        if isinstance(producer, Operation) and isinstance(producer, CONV_OPS):
+        if isinstance(producer, Operation) and kinds.requantized_with(producer) is owner:
             return producer
     return owner
 
 
 def choose_alignment(
-    function: FuncOp, plans: dict[Operation, Plan], target: Target, names: dict[Operation, str]
+    function: FuncOp,
+    plans: dict[Operation, Plan],
+    target: Target,
+    names: dict[Operation, str],
+    kinds: memory.OpKinds,
+    layer_model: LayerModel,
 ) -> list[AlignmentChoice]:
     """Decide which tensors of `function` to store with padded channels; update the
     plans of the layers involved and mark each padded tensor's defining op with
-    `irc.stored_channels`. Returns every candidate, padded or not."""
+    `irc.stored_channels`. Returns every candidate, padded or not. `kinds` and
+    `layer_model` are the backend table's."""
     burst = target.dma.burst_bytes
-    values, index_of = memory.function_values(function)
+    values, index_of = memory.function_values(function, kinds)
     hosts: set[int] = {value.parent for value in values if value.parent is not None}
     block = function.body.blocks.first
     assert block is not None
     choices: list[AlignmentChoice] = []
     for op in list(block.ops):
         for value in op.results:
-            choice = _consider(value, plans, target, names, burst, values, index_of, hosts)
+            choice = _consider(
+                value, plans, target, names, burst, values, index_of, hosts, kinds, layer_model
+            )
             if choice is not None:
                 choices.append(choice)
     return choices
@@ -118,21 +126,20 @@ def _consider(
     values: list[memory.Value],
     index_of: dict[SSAValue, int],
     hosts: set[int],
+    kinds: memory.OpKinds,
+    layer_model: LayerModel,
 ) -> AlignmentChoice | None:
     value_type = value.type
     if not isinstance(value_type, TensorType) or len(value_type.get_shape()) != 4:
         return None
-    producer = _written_by(value)
-    if producer is None or producer not in plans or not _nhwc_layer(producer):
+    producer = _written_by(value, kinds)
+    if producer is None or not _nhwc_layer(producer, plans):
         return None
     index = index_of.get(value)
     if index is None or values[index].role != "own" or index in hosts:
         return None
     uses = list(value.uses)
-    if not uses or any(
-        use.operation not in plans or not _nhwc_layer(use.operation) or use.index != 0
-        for use in uses
-    ):
+    if not uses or any(not _nhwc_layer(use.operation, plans) or use.index != 0 for use in uses):
         return None
     consumers = [use.operation for use in uses]
     size = element_bytes(value_type)
@@ -145,7 +152,9 @@ def _consider(
     owner = value.owner
     assert isinstance(owner, Operation)
     owner.attributes[STORED_CHANNELS_ATTR] = IntegerAttr(stored, i64)
-    replanned = {layer: _replan(layer, plans[layer], target, names) for layer in layers}
+    replanned = {
+        layer: _replan(layer, plans[layer], target, names, layer_model) for layer in layers
+    }
     after = sum(plan.cycles for plan in replanned.values())
     padded = after < before
     if padded:
@@ -164,9 +173,14 @@ def _consider(
     )
 
 
-def _replan(op: Operation, plan: Plan, target: Target, names: dict[Operation, str]) -> Plan:
+def _replan(
+    op: Operation,
+    plan: Plan,
+    target: Target,
+    names: dict[Operation, str],
+    layer_model: LayerModel,
+) -> Plan:
     """The plan of `op` with its tile kept, re-costed with the tensors as now stored."""
-    layer = layer_of(op, names.get(op, op.name))
-    assert layer is not None, "a planned op has a layer"
+    layer = layer_model(op, names.get(op, op.name))
     replanned = plan_layer(layer, target, plan.tile)
     return replace(replanned, layer=replace(replanned.layer, name=plan.layer.name))

@@ -24,11 +24,12 @@ or a plan made here when the op has none):
   (multiplier, shift) pairs (or clamped by a float layer's fused activation) and
   stored into the output's buffer, or into its slice of a concat's buffer.
 
-Ops the tile level does not run (softmax, LRN, transposes, casts, and any op the
-lowering cannot tile; see docs/tiling.md) stay tensor ops: their operands are read
-back with `tile.to_tensor`, and their results become buffers with `tile.to_buffer`
-where an NPU layer reads them. Such an op is what the command stream will run as a
-host call.
+Which ops are NPU layers, and how each is tiled, is the backend table's to say
+(irc/backend): `lower_function` takes its `LoweringRules`. Ops on the host (softmax,
+LRN, casts, and whatever the partition or the table put there; see docs/tiling.md)
+stay tensor ops: their operands are read back with `tile.to_tensor`, and their
+results become buffers with `tile.to_buffer` where an NPU layer reads them. Such an
+op is what the command stream will run as a host call.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -55,20 +56,19 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import ConstantLike
 
 from irc.diagnostics import error
-from irc.dialects import nn, qnn, tile
+from irc.dialects import nn, tile
 from irc.dialects.quant import quantized_element
 from irc.tiling import memory
 from irc.tiling.planner import (
     FORCE_ATTR,
-    MAC_OPS,
     PLAN_ATTR,
     Layer,
     Plan,
     Tile,
     TilingError,
-    layer_of,
     plan_layer,
     stored_channels,
 )
@@ -77,7 +77,19 @@ if TYPE_CHECKING:
     from irc.targets import Target
 
 
-VIEW_OPS = memory.VIEW_OPS
+Lowerer = Callable[["FunctionLowering", Operation], None]
+"""Emits an op's tiled loop nest into a function lowering."""
+
+
+class LoweringRules(memory.OpKinds, Protocol):
+    """What the lowering needs to know of an op (irc.backend.TileRules answers from the
+    backend table): the bufferization's `OpKinds`, and how to tile an NPU layer."""
+
+    def lowerer(self, op: Operation) -> Lowerer | None:
+        """The lowering of an op that runs on the NPU, else None (a host op, a view, a
+        constant: it stays on tensors)."""
+        ...
+
 
 DDR = StringAttr("ddr")
 SRAM = StringAttr("sram")
@@ -322,10 +334,6 @@ class Statistics:
     """Loop bodies emitted (peeled remainders included)."""
 
 
-class UnsupportedLayer(Exception):
-    """An op the lowering leaves on tensors (the reason is the message)."""
-
-
 # --------------------------------------------------------------------------------------
 # The function lowering
 
@@ -333,13 +341,14 @@ class UnsupportedLayer(Exception):
 class FunctionLowering:
     """Rewrites one function: see the module docstring."""
 
-    def __init__(self, function: FuncOp, target: Target) -> None:
+    def __init__(self, function: FuncOp, target: Target, rules: LoweringRules) -> None:
         self.function = function
         self.target = target
+        self.rules = rules
         block = function.body.blocks.first
         assert block is not None
         self.block = block
-        plan, self.index_of = memory.plan_function(function, target.dma.burst_bytes)
+        plan, self.index_of = memory.plan_function(function, target.dma.burst_bytes, rules)
         self.values = plan.values
         self.weights_end = plan.weights_bytes
         self.slice_base = self._slice_bases()
@@ -348,6 +357,8 @@ class FunctionLowering:
         self.storages: dict[SSAValue, Storage] = {}
         self.roots: dict[int, SSAValue] = {}
         self.tensors: dict[SSAValue, SSAValue] = {}
+        self.copies: dict[SSAValue, Storage] = {}
+        """Values inside another buffer, copied into one of their own (`whole`)."""
         self.lowered: set[Operation] = set()
         self.pending: set[SSAValue] = set()
         self.position: dict[Operation, int] = {}
@@ -361,7 +372,7 @@ class FunctionLowering:
         """For each concat slice: (axis, first index along it) in its concat."""
         bases: dict[int, tuple[int, int]] = {}
         for op in self.block.ops:
-            if not isinstance(op, memory.CONCAT_OPS):
+            if not self.rules.is_concat(op):
                 continue
             rank = len(tensor_shape(op.results[0]))
             axis = (op.props().int("axis") or 0) % rank
@@ -385,20 +396,15 @@ class FunctionLowering:
         if value in self.storages:
             return self.storages[value]
         index = self.index_of.get(value)
-        if index is None:
-            raise UnsupportedLayer(f"{value.type} has no buffer")
+        assert index is not None, f"{value.type} has no buffer"
         element = storage_element(value.type)
-        if element is None:
-            raise UnsupportedLayer(f"no tile buffer holds {value.type}")
+        assert element is not None, f"no tile buffer holds {value.type}"
         record = self.values[index]
         shape = tensor_shape(value)
-        if record.role == "fused":
-            raise UnsupportedLayer("an accumulator held in SRAM has no DDR buffer")
+        assert record.role != "fused", "an accumulator held in SRAM has no DDR buffer"
         if record.role == "view":
             assert record.parent is not None
-            parent = self.storage(self.value_at[record.parent])
-            if not parent.whole:
-                raise UnsupportedLayer("a view of part of a buffer")
+            parent = self.whole(self.value_at[record.parent])
             view = self._insert(
                 tile.ViewOp.create(
                     operands=[parent.buffer], result_types=[memref(shape, element, DDR)]
@@ -425,6 +431,26 @@ class FunctionLowering:
             else:
                 self._write_tensor(value, storage)
         return storage
+
+    def whole(self, value: SSAValue, spatially: bool = False) -> Storage:
+        """A value's storage as a buffer of its own: where it lives if it fills its
+        buffer (but for padding channels, when `spatially`), else a copy made once
+        (a value inside another buffer, as a slice of a concat's: a box that reaches
+        past it, into padding, must not read its neighbours)."""
+        storage = self.storage(value)
+        if storage.whole or (spatially and storage.spatially_whole):
+            return storage
+        if value not in self.copies:
+            element = storage_element(value.type)
+            assert element is not None
+            buffer = self._insert(
+                tile.AllocOp.create(result_types=[memref(storage.shape, element, DDR)])
+            ).results[0]
+            self.copy_box(
+                storage.buffer, storage.base, buffer, (0,) * len(storage.shape), storage.shape
+            )
+            self.copies[value] = Storage(buffer, (0,) * len(storage.shape), storage.shape)
+        return self.copies[value]
 
     def _computed_here(self, value: SSAValue) -> bool:
         """The value is written by a layer this lowering tiles."""
@@ -500,17 +526,7 @@ class FunctionLowering:
         """A tensor of a value a tiled layer wrote (for an op on tensors)."""
         if value in self.tensors:
             return self.tensors[value]
-        storage = self.storage(value)
-        buffer = storage.buffer
-        if not storage.whole:
-            element = storage_element(value.type)
-            assert element is not None
-            buffer = self._insert(
-                tile.AllocOp.create(result_types=[memref(storage.shape, element, DDR)])
-            ).results[0]
-            self.copy_box(
-                storage.buffer, storage.base, buffer, (0,) * len(storage.shape), storage.shape
-            )
+        buffer = self.whole(value).buffer
         result = self._insert(
             tile.ToTensorOp.create(operands=[buffer], result_types=[value.type])
         ).results[0]
@@ -552,33 +568,19 @@ class FunctionLowering:
 
     def run(self) -> Statistics:
         """Lower the function's layers in program order; see the module docstring."""
-        from irc.tiling import layers
-
         ops = list(self.block.ops)
         self.position = {op: index for index, op in enumerate(ops)}
         for op in ops:
             self.current = self.position[op]
             if op in self.lowered:
                 continue  # a fused requantize, tiled with its layer
-            lowerer = None if isinstance(op, ReturnOp) else layers.lowerer_for(op, self)
+            lowerer = None if isinstance(op, ReturnOp) else self.rules.lowerer(op)
             if lowerer is None:
                 self._keep(op)
                 continue
-            saved = (
-                dict(self.storages),
-                dict(self.roots),
-                self.weights_end,
-                set(self.lowered),
-                set(self.pending),
-            )
             self.emitter = Emitter()
             self.lowered.add(op)
-            try:
-                lowerer()
-            except UnsupportedLayer:
-                self.storages, self.roots, self.weights_end, self.lowered, self.pending = saved
-                self._keep(op)
-                continue
+            lowerer(self, op)
             # The layer's ops keep its location: what the command stream and the
             # simulator's per-layer figures name it by.
             for emitted in self.emitter.stack[0]:
@@ -604,15 +606,18 @@ class FunctionLowering:
                 self._write_tensor(result, self.storages[result])
         if self.emitter.stack[0]:
             self.block.insert_ops_after(self.emitter.stack[0], op)
-        if not isinstance(op, (nn.ConstantOp, qnn.ConstantOp, ReturnOp, *VIEW_OPS)):
+        if not (op.has_trait(ConstantLike) or isinstance(op, ReturnOp) or self.rules.is_view(op)):
             self.stats.kept[op.name] += 1
 
     def _erase_dead(self) -> None:
         """Remove the tiled ops (their results now live in buffers), and the views,
         constants and read-backs that no op on tensors reads any more."""
         for op in reversed(list(self.block.ops)):
-            removable = op in self.lowered or isinstance(
-                op, (*VIEW_OPS, nn.ConstantOp, qnn.ConstantOp, tile.ToTensorOp)
+            removable = (
+                op in self.lowered
+                or self.rules.is_view(op)
+                or op.has_trait(ConstantLike)
+                or isinstance(op, tile.ToTensorOp)
             )
             if not removable:
                 continue
@@ -626,14 +631,10 @@ class FunctionLowering:
 
     # ---- plans --------------------------------------------------------------------------
 
-    def plan(self, op: Operation, layer: Layer | None = None) -> Plan:
-        """The op's plan: the tile plan-tiles recorded (`irc.tiling`), else planned
-        here, with the tile `irc.tile_sizes` forces if the op has one (for the ops
-        plan-tiles does not plan: pads, concats, transposes, slices)."""
-        if layer is None:
-            layer = layer_of(op)
-        if layer is None:
-            raise UnsupportedLayer(f"{op.name} is not a layer the planner models")
+    def plan(self, op: Operation, layer: Layer) -> Plan:
+        """The plan of `op` as `layer`: the tile plan-tiles recorded (`irc.tiling`),
+        else planned here, with the tile `irc.tile_sizes` forces if the op has one
+        (for the ops plan-tiles does not plan: pads, concats, transposes, slices)."""
         recorded = op.attributes.get(PLAN_ATTR)
         sizes = recorded.data.get("tile") if isinstance(recorded, DictionaryAttr) else None
         sizes = sizes or op.attributes.get(FORCE_ATTR)
@@ -657,18 +658,6 @@ class FunctionLowering:
             ) from None
 
 
-def fused_requantize(op: Operation) -> qnn.RequantizeOp | None:
-    """The requantize that alone reads a MAC layer's accumulator."""
-    if not isinstance(op, MAC_OPS):
-        return None
-    result = op.results[0]
-    if result.has_one_use():
-        user = result.get_user_of_unique_use()
-        if isinstance(user, qnn.RequantizeOp):
-            return user
-    return None
-
-
-def lower_function(function: FuncOp, target: Target) -> Statistics:
+def lower_function(function: FuncOp, target: Target, rules: LoweringRules) -> Statistics:
     """Lower every NPU layer of `function` to the tile level (see the module docstring)."""
-    return FunctionLowering(function, target).run()
+    return FunctionLowering(function, target, rules).run()

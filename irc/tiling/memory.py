@@ -4,10 +4,11 @@ Bufferization turns each tensor value into a DDR buffer; this module decides whe
 the buffers live:
 
 - **Weights** (constants) go to a read-only region, packed in program order.
-- **Accumulators** take no memory: the int32 result of a `qnn` conv, gemm or matmul
-  that only its `qnn.requantize` reads stays in SRAM, tile by tile.
-- **Views** take no memory: a reshape, flatten, squeeze, unsqueeze or identity
-  result is its input's buffer (zero-copy reshape).
+- **Accumulators** take no memory: the int32 result of a MAC layer (a `qnn` conv,
+  gemm or matmul) that only its `qnn.requantize` reads stays in SRAM, tile by tile.
+- **Views** take no memory: the result of a view (a reshape, flatten, squeeze,
+  unsqueeze, identity, or a `part.transfer` between host and NPU code, which share
+  DDR) is its input's buffer (zero-copy reshape).
 - **Zero-copy concat**: each input of a concat that only the concat reads, and that
   an op computes (not a function argument or a constant), is written by its
   producer straight into its slice of the concat's buffer (with strided stores when
@@ -15,6 +16,9 @@ the buffers live:
 - **In place**: an elementwise op (add, mul, clamp, lookup, a standalone requantize,
   relu, clip) whose result has the shape and element size of an input that dies at
   this op writes its result over that input.
+
+Which ops are views, concats, elementwise or MAC layers is the backend table's to say
+(irc/backend): the planner asks an `OpKinds`, which the passes hand it.
 - Every other value gets its own buffer, live from the op that defines it (the start,
   for a function argument) to its last reader (the end, for a result of the
   function).
@@ -33,15 +37,15 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import ConstantLike
 
-from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
-from irc.tiling.planner import ELEMENTWISE_OPS, MAC_OPS, element_bytes, stored_channels
+from irc.tiling.planner import element_bytes, stored_channels
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -250,22 +254,30 @@ def _shape(value_type: Attribute) -> list[int] | None:
     return list(value_type.get_shape()) if isinstance(value_type, TensorType) else None
 
 
-VIEW_OPS = (nn.ReshapeOp, nn.FlattenOp, nn.SqueezeOp, nn.UnsqueezeOp, nn.IdentityOp)
-IN_PLACE_OPS = ELEMENTWISE_OPS
-"""The elementwise ops, which may write over an input: the vector-unit ops of tiling."""
-CONCAT_OPS = (nn.ConcatOp, qnn.ConcatOp)
+class OpKinds(Protocol):
+    """What bufferization needs to know of an op's kind (irc.backend.TileRules answers
+    from the backend table)."""
 
+    def is_view(self, op: Operation) -> bool:
+        """Its result is its input's buffer, seen with another shape."""
+        ...
 
-def _is_fused_accumulator(op: Operation) -> bool:
-    """The int32 result of a MAC layer that only its requantize reads."""
-    if not isinstance(op, MAC_OPS):
-        return False
-    result = op.results[0]
-    return result.has_one_use() and isinstance(result.get_user_of_unique_use(), qnn.RequantizeOp)
+    def is_concat(self, op: Operation) -> bool:
+        """Its inputs may be written straight into their slices of its result."""
+        ...
+
+    def writes_in_place(self, op: Operation) -> bool:
+        """An elementwise op, which may write its result over an input."""
+        ...
+
+    def requantized_with(self, op: Operation) -> Operation | None:
+        """The requantize that runs with a MAC layer, tile by tile (its int32 result
+        stays in SRAM), or None."""
+        ...
 
 
 def function_values(
-    function: FuncOp, *, zero_copy: bool = True, in_place: bool = True
+    function: FuncOp, kinds: OpKinds, *, zero_copy: bool = True, in_place: bool = True
 ) -> tuple[list[Value], dict[SSAValue, int]]:
     """The values of `function`'s body in program order, with their roles decided
     (see the module docstring), and the index of each SSA value."""
@@ -295,9 +307,9 @@ def function_values(
             index_of[result] = len(values)
             name = result.name_hint or f"{op.name}#{op_index}"
             role: Role = "own"
-            if isinstance(op, nn.ConstantOp | qnn.ConstantOp):
+            if op.has_trait(ConstantLike):
                 role = "weight"
-            elif _is_fused_accumulator(op):
+            elif kinds.requantized_with(op) is not None:
                 role = "fused"
             size = 0 if role == "fused" else _bytes(result.type)
             stored = stored_channels(result)
@@ -307,27 +319,26 @@ def function_values(
     # A MAC layer and its requantize run as one, tile by tile: the requantized
     # result is written while the layer's inputs are still read.
     for op_index, op in enumerate(ops):
-        if _is_fused_accumulator(op):
-            requantize = op.results[0].get_user_of_unique_use()
-            assert requantize is not None
+        requantize = kinds.requantized_with(op)
+        if requantize is not None:
             values[index_of[requantize.results[0]]].defined = op_index
     if zero_copy:
-        _views_and_concats(ops, values, index_of)
+        _views_and_concats(ops, values, index_of, kinds)
     if in_place:
-        _in_place(ops, values, index_of)
+        _in_place(ops, values, index_of, kinds)
     return values, index_of
 
 
 def _views_and_concats(
-    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int]
+    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int], kinds: OpKinds
 ) -> None:
     for op in ops:
-        if isinstance(op, VIEW_OPS) and op.operands[0] in index_of:
+        if kinds.is_view(op) and op.operands[0] in index_of:
             source = index_of[op.operands[0]]
             if values[source].role != "weight":
                 result = values[index_of[op.results[0]]]
                 result.role, result.parent = "view", source
-        elif isinstance(op, CONCAT_OPS):
+        elif kinds.is_concat(op):
             _concat(op, values, index_of)
 
 
@@ -358,7 +369,9 @@ def _concat(op: Operation, values: list[Value], index_of: dict[SSAValue, int]) -
         start += width
 
 
-def _in_place(ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int]) -> None:
+def _in_place(
+    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int], kinds: OpKinds
+) -> None:
     """Share an elementwise op's buffer between its result and an input that dies at
     the op. When the result has its own buffer, the result moves into the input's;
     when the result is already in another buffer (a slice of a concat), the input is
@@ -367,7 +380,7 @@ def _in_place(ops: Sequence[Operation], values: list[Value], index_of: dict[SSAV
     # over it where it dies would clobber them.
     hosts = {value.parent for value in values if value.parent is not None}
     for op_index, op in enumerate(ops):
-        if not isinstance(op, IN_PLACE_OPS) or op.results[0] not in index_of:
+        if not kinds.writes_in_place(op) or op.results[0] not in index_of:
             continue
         result_index = index_of[op.results[0]]
         result = values[result_index]
@@ -394,8 +407,13 @@ def _in_place(ops: Sequence[Operation], values: list[Value], index_of: dict[SSAV
 
 
 def plan_function(
-    function: FuncOp, alignment: int, *, zero_copy: bool = True, in_place: bool = True
+    function: FuncOp,
+    alignment: int,
+    kinds: OpKinds,
+    *,
+    zero_copy: bool = True,
+    in_place: bool = True,
 ) -> tuple[MemoryPlan, dict[SSAValue, int]]:
     """Bufferize and place `function`'s values (see the module docstring)."""
-    values, index_of = function_values(function, zero_copy=zero_copy, in_place=in_place)
+    values, index_of = function_values(function, kinds, zero_copy=zero_copy, in_place=in_place)
     return place(values, alignment), index_of

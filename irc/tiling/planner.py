@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Literal
 from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from irc.dialects import nn, qnn
 from irc.dialects.quant import quantized_element
 from irc.ir.weights import dtype_of
 
@@ -71,10 +70,6 @@ two int32, as the tile level holds them (`tile.requantize`'s parameters)."""
 
 ACCUMULATOR_BYTES = 4
 """int32 partial sums (float32 for an unquantized layer)."""
-
-
-STREAMED_OPS = ("qnn.conv", "qnn.conv_transpose")
-"""The layers whose first weights the command stream can stream (`tile.conv` steps)."""
 
 
 class TilingError(Exception):
@@ -122,6 +117,9 @@ class Layer:
     """Channels per pixel of the output as stored (0: out_c)."""
     channels_last: bool = True
     """The activations' layout in DDR (NHWC), which decides how contiguous a box is."""
+    conv_steps: bool = False
+    """The lowering computes it in `tile.conv` steps, whose first weights the command
+    stream can stream in chunks (`streams_weights`)."""
     upsample: tuple[int, int] = (1, 1)
     """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
     `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
@@ -259,29 +257,11 @@ def stored_channels(value: SSAValue) -> int:
     return 0
 
 
-def _output_value(op: Operation) -> SSAValue:
-    """The tensor a layer writes: a MAC layer's requantized result when the
-    requantize of its accumulator runs with it."""
-    users = list(op.results[0].uses)
-    if (
-        len(users) == 1
-        and isinstance(users[0].operation, qnn.RequantizeOp)
-        and isinstance(op, MAC_OPS)
-    ):
-        return users[0].operation.results[0]
-    return op.results[0]
-
-
-class _Unmodeled(Exception):
-    """An op of a shape the planner does not model (it is left unplanned)."""
-
-
-def _nhwc(shape: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:
+def nhwc(shape: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:
     """(N, H, W, C) of a rank-3 or rank-4 activation (a 1-D spatial op has W = 1)."""
     if len(shape) == 3:
         shape = [*shape[:2], 1, shape[2]] if channels_last else [*shape, 1]
-    if len(shape) != 4:
-        raise _Unmodeled
+    assert len(shape) == 4, "the backend's checks take 1-D and 2-D layers only"
     if channels_last:
         n, h, w, c = shape
     else:
@@ -289,39 +269,20 @@ def _nhwc(shape: Sequence[int], channels_last: bool) -> tuple[int, int, int, int
     return n, h, w, c
 
 
-def _pair(values: Sequence[int] | None, default: int) -> tuple[int, int]:
+def pair(values: Sequence[int] | None, default: int) -> tuple[int, int]:
+    """Two window values (kernel, strides, dilations) of a 1-D or 2-D op."""
     if not values:
         return (default, default)
     return (values[0], values[1]) if len(values) >= 2 else (values[0], 1)
 
 
-def _pads(values: Sequence[int] | None) -> tuple[int, int, int, int]:
+def pads_of(values: Sequence[int] | None) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of 2-D pads, or of a 1-D window's (begin, end)."""
     if not values:
         return (0, 0, 0, 0)
     if len(values) == 4:  # begins (top, left), then ends (bottom, right)
         return (values[0], values[1], values[2], values[3])
     return (values[0], 0, values[1], 0)
-
-
-CONV_OPS = (nn.ConvOp, qnn.ConvOp)
-CONV_TRANSPOSE_OPS = (nn.ConvTransposeOp, qnn.ConvTransposeOp)
-MAC_OPS = (qnn.ConvOp, qnn.ConvTransposeOp, qnn.GemmOp, qnn.MatMulOp)
-"""The qnn layers of the MAC array: a `qnn.requantize` that alone reads one's int32
-result runs with it, on each tile."""
-GEMM_OPS = (nn.GemmOp, nn.MatMulOp, qnn.GemmOp, qnn.MatMulOp)
-POOL_OPS = (nn.MaxPoolOp, nn.AveragePoolOp, qnn.MaxPoolOp, qnn.AveragePoolOp)
-GLOBAL_POOL_OPS = (nn.GlobalAveragePoolOp, qnn.GlobalAveragePoolOp)
-ELEMENTWISE_OPS = (
-    nn.AddOp,
-    nn.MulOp,
-    nn.ReluOp,
-    nn.ClipOp,
-    qnn.AddOp,
-    qnn.MulOp,
-    qnn.ClampOp,
-    qnn.LutOp,
-    qnn.RequantizeOp,
-)
 
 
 def layer_name(op: Operation) -> str:
@@ -334,188 +295,6 @@ def layer_name(op: Operation) -> str:
     if location.line is not None:
         return f"{op.name}@{location.line}:{location.col}"
     return op.name
-
-
-def layer_of(op: Operation, name: str = "") -> Layer | None:
-    """The tiling view of `op`, or None for an op tiling does not plan (constants,
-    data movement, and ops of ranks it does not model, such as 3-D pooling).
-
-    A qnn conv, gemm or matmul is planned with its int8 output: the
-    `qnn.requantize` that follows it runs on each tile as the tile leaves the array.
-    """
-    try:
-        return _layer_of(op, name or op.name)
-    except _Unmodeled:
-        return None
-
-
-def _layer_of(op: Operation, label: str) -> Layer | None:
-    props = op.props() if hasattr(op, "props") else None
-    if isinstance(op, CONV_OPS + CONV_TRANSPOSE_OPS):
-        assert props is not None
-        weight = _shape(op.operands[1])
-        if len(weight) not in (3, 4):
-            return None
-        channels_last = props.str("layout") == "nhwc"
-        n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
-        _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
-        transposed = isinstance(op, CONV_TRANSPOSE_OPS)
-        kernel_dims = weight[1:-1] if channels_last else weight[2 + transposed :]
-        kernel = _pair(kernel_dims, 1)
-        groups = props.int("group") or 1
-        strides = _pair(props.ints("strides"), 1)
-        dilations = _pair(props.ints("dilations"), 1)
-        pads = _pads(props.ints("pads"))
-        upsample = (1, 1)
-        if transposed:
-            # The stride-1 conv over the zero-inserted input (docs/tiling.md).
-            upsample, strides = strides, (1, 1)
-            reach = [d * (k - 1) for d, k in zip(dilations, kernel)]
-            extra = [*(props.ints("output_padding") or []), 0, 0]
-            pads = (
-                reach[0] - pads[0],
-                reach[1] - pads[1],
-                reach[0] - pads[2] + extra[0],
-                reach[1] - pads[3] + extra[1],
-            )
-        out_bytes = _element_bytes(op.results[0])
-        quantized = isinstance(op, MAC_OPS)
-        if quantized:
-            out_bytes = _requantized_bytes(op) or out_bytes
-        return Layer(
-            label,
-            op.name,
-            "depthwise" if groups == c and groups == oc and groups > 1 else "conv",
-            "mac",
-            n,
-            h,
-            w,
-            c,
-            oh,
-            ow,
-            oc,
-            kernel=kernel,
-            strides=strides,
-            dilations=dilations,
-            pads=pads,
-            groups=groups,
-            in_bytes=_element_bytes(op.operands[0]),
-            out_bytes=out_bytes,
-            weight_bytes=_element_bytes(op.operands[1]),
-            has_weights=True,
-            quantized=quantized,
-            in_c_stored=stored_channels(op.operands[0]),
-            out_c_stored=stored_channels(_output_value(op)),
-            channels_last=channels_last,
-            upsample=upsample,
-        )
-    if isinstance(op, GEMM_OPS):
-        lhs, rhs, result = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
-        if len(rhs) != 2 or len(result) < 2:
-            return None
-        rows = math.prod(result[:-1])
-        depth = lhs[-1]
-        if props is not None and props.bool("trans_a"):
-            depth = lhs[0]
-        quantized = isinstance(op, qnn.GemmOp | qnn.MatMulOp)
-        out_bytes = _element_bytes(op.results[0])
-        if quantized:
-            out_bytes = _requantized_bytes(op) or out_bytes
-        return Layer(
-            label,
-            op.name,
-            "conv",
-            "mac",
-            1,
-            rows,
-            1,
-            depth,
-            rows,
-            1,
-            result[-1],
-            in_bytes=_element_bytes(op.operands[0]),
-            out_bytes=out_bytes,
-            weight_bytes=_element_bytes(op.operands[1]),
-            has_weights=True,
-            quantized=quantized,
-        )
-    if isinstance(op, POOL_OPS + GLOBAL_POOL_OPS):
-        assert props is not None
-        channels_last = props.str("layout") == "nhwc"
-        n, h, w, c = _nhwc(_shape(op.operands[0]), channels_last)
-        _, oh, ow, oc = _nhwc(_shape(op.results[0]), channels_last)
-        whole = isinstance(op, GLOBAL_POOL_OPS)  # one window over the whole image
-        return Layer(
-            label,
-            op.name,
-            "pool",
-            "vector",
-            n,
-            h,
-            w,
-            c,
-            oh,
-            ow,
-            oc,
-            kernel=(h, w) if whole else _pair(props.ints("kernel_shape"), 1),
-            strides=_pair(props.ints("strides"), 1),
-            dilations=_pair(props.ints("dilations"), 1),
-            pads=_pads(props.ints("pads")),
-            groups=c,
-            in_bytes=_element_bytes(op.operands[0]),
-            out_bytes=_element_bytes(op.results[0]),
-            quantized=quantized_element(op.results[0].type) is not None,
-            in_c_stored=stored_channels(op.operands[0]),
-            out_c_stored=stored_channels(op.results[0]),
-            channels_last=channels_last,
-        )
-    if isinstance(op, ELEMENTWISE_OPS):
-        result = _shape(op.results[0])
-        if not result:
-            return None
-        channels = result[-1]
-        rows = math.prod(result[:-1])
-        # Constants in SRAM: a lookup table, or the (multiplier, shift) pairs of a
-        # requantize (one per channel along the last axis, else one).
-        per_channel = (
-            isinstance(op, qnn.RequantizeOp)
-            and props is not None
-            and (props.int("axis") is not None and len(props.ints("multiplier") or []) > 1)
-        )
-        table_bytes = 0
-        if isinstance(op, qnn.LutOp):
-            table_bytes = 256
-        elif isinstance(op, qnn.RequantizeOp) and not per_channel:
-            table_bytes = REQUANT_PAIR_BYTES
-        return Layer(
-            label,
-            op.name,
-            "elementwise",
-            "vector",
-            1,
-            rows,
-            1,
-            channels,
-            rows,
-            1,
-            channels,
-            groups=channels,
-            inputs=len(op.operands),
-            channel_parameter_bytes=REQUANT_PAIR_BYTES if per_channel else 0,
-            table_bytes=table_bytes,
-            in_bytes=_element_bytes(op.operands[0]),
-            out_bytes=_element_bytes(op.results[0]),
-            quantized=quantized_element(op.results[0].type) is not None,
-        )
-    return None
-
-
-def _requantized_bytes(op: Operation) -> int | None:
-    """The element size after the `qnn.requantize` that reads an accumulator alone."""
-    users = list(op.results[0].uses)
-    if len(users) == 1 and isinstance(users[0].operation, qnn.RequantizeOp):
-        return _element_bytes(users[0].operation.results[0])
-    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -822,7 +601,7 @@ class _Model:
         taps = layer.kernel[0] * layer.kernel[1]
         chunk_bytes = columns * taps * tile.depth * layer.weight_bytes
         return (
-            layer.op in STREAMED_OPS
+            layer.conv_steps
             and layer.quantized
             and layer.groups == 1
             and tile.depth == self.full_depth

@@ -2,12 +2,13 @@
 
     irc-compile model.onnx -o build/model --target npu-demo
     irc-compile model.onnx -o out --calibration-data calib/ --float-layers /head/Gemm -O3
-    irc-compile model.onnx -o out --quantize none --print-pipeline
+    irc-compile model.onnx --target edge-2tops --partition cost --print-pipeline
 
-Runs the default pipeline (irc/driver/pipeline.py: import, graph optimisations,
-calibration, int8 quantization, tiling, memory planning, the command stream, the
-package, the simulator's timing), shows its progress on a terminal, prints a
-one-screen summary, and writes into the `-o` directory:
+Imports the model and runs one pass pipeline on it (irc/driver/pipeline.py: graph
+optimisations, calibration and int8 quantization, partitioning, tiling, memory
+planning, the command stream), then writes the package and times it on the simulator;
+shows its progress on a terminal, prints a one-screen summary, and writes into the
+`-o` directory:
 
 - the package (docs/package.md): `manifest.json`, `program.bin`, `weights.bin`,
   `target.toml`, which `irc.runtime.Session` loads;
@@ -15,7 +16,9 @@ one-screen summary, and writes into the `-o` directory:
   `timeline.png` and `layers.png` when matplotlib is installed (`irc[plots]`).
 
 Every file is written to a temporary path and renamed once all are written: an error
-leaves the directory as it was.
+leaves the directory as it was. `--print-pipeline` prints the `builtin.module(...)`
+pipeline it would run and stops: `irc-import-onnx` and `irc-opt --pass-pipeline` with
+it make the same command stream.
 """
 
 from __future__ import annotations
@@ -46,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("model", type=Path, help="the model: ONNX (.onnx) or float nn IR (.mlir)")
     parser.add_argument(
-        "-o", dest="output", type=Path, required=True, metavar="DIR", help="the package directory"
+        "-o",
+        dest="output",
+        type=Path,
+        metavar="DIR",
+        help="the package directory (required, but with --print-pipeline)",
     )
     parser.add_argument(
         "--target",
@@ -74,6 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=8,
         metavar="N",
         help="calibrate on at most N samples (default: 8)",
+    )
+    parser.add_argument(
+        "--calibration-stats",
+        type=Path,
+        metavar="STATS.json",
+        help="quantize by these calibration statistics (irc-calibrate, irc-quantize "
+        "--save-stats) instead of calibrating",
+    )
+    parser.add_argument(
+        "--partition",
+        choices=("support", "cost"),
+        default="cost",
+        help="support: every op the target takes on the NPU; cost: also move ops to the "
+        "host where transfers cost more than they gain (default: cost, never slower on "
+        "the test suite's models: docs/partitioning.md)",
     )
     parser.add_argument(
         "--float-layers",
@@ -108,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--print-pipeline",
         action="store_true",
-        help="print the pipeline's stages and passes before compiling",
+        help="print the pass pipeline (builtin.module(...)) it runs, and stop",
     )
     add_input_shape_argument(parser)
     add_progress_arguments(parser, "each stage as it starts")
@@ -117,8 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run irc-compile; returns the exit status (0 success, 1 error, 2 bad command line)."""
-    args = build_parser().parse_args(argv)
-
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.output is None and not args.print_pipeline:
+        parser.error("the package directory is missing: give -o DIR (or --print-pipeline)")
     try:
         return run_reporting_warnings(lambda: _run(args))
     except KeyboardInterrupt:
@@ -128,11 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from irc.codegen.package import stage_files
-    from irc.driver.pipeline import CompileOptions, compile_model, stage_names
+    from irc.driver.pipeline import CompileOptions, check_options, compile_model
     from irc.driver.report import summary_text, write_reports
     from irc.fileio import StagedOutputs
 
-    if args.output.exists() and not args.output.is_dir():
+    if args.output is not None and args.output.exists() and not args.output.is_dir():
         raise tool_error(
             TOOL,
             f"-o {args.output} is a file; a package is a directory",
@@ -143,6 +167,8 @@ def _run(args: argparse.Namespace) -> int:
         quantize=args.quantize,
         calibration_data=args.calibration_data,
         calibration_samples=args.calibration_samples,
+        calibration_stats=args.calibration_stats,
+        partition=args.partition,
         float_layers=tuple(args.float_layers),
         opt_level=args.opt_level,
         observer=args.observer,
@@ -150,12 +176,12 @@ def _run(args: argparse.Namespace) -> int:
         input_shapes=collect_input_shapes(args.input_shape, TOOL),
     )
     if args.print_pipeline:
-        from irc.driver.pipeline import GRAPH_OPT, check_options
+        from irc.targets import load_target
 
         check_options(options)
-        print(f"{TOOL}: stages: {', '.join(stage_names(options))}", file=sys.stderr)
-        print(f"{TOOL}: graph passes: builtin.module({GRAPH_OPT})", file=sys.stderr)
-        print(f"{TOOL}: backend passes: {options.backend_pipeline()}", file=sys.stderr)
+        load_target(options.target)  # a bad target is an error here too
+        print(options.pipeline())
+        return 0
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     started = time.perf_counter()
 

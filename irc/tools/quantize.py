@@ -242,7 +242,6 @@ def _run(args: argparse.Namespace) -> int:
     from irc.quantize.calibration import CalibrationStats, calibrate, load_samples
     from irc.quantize.mixed_precision import (
         auto_mixed_precision,
-        mark_cpu_fallbacks,
         parse_goal,
         quantize_keeping_float,
     )
@@ -325,17 +324,36 @@ def _run(args: argparse.Namespace) -> int:
     )
     _say(f"lowered {lowered_count} ops to qnn, {len(islands)} float{_reasons(islands)}{note}")
     if target is not None:
-        marked = mark_cpu_fallbacks(lowered, target)
-        if marked:
-            _say(
-                f"target {target.name} has no fp16: {len(marked)} float ops marked "
-                'irc.device = "cpu"'
-            )
+        _say_float_on_host(lowered, target)
 
     if samples is not None:
         _error_report(args, module, lowered, samples)
     _write(args, lowered, mode)
     return 0
+
+
+def _say_float_on_host(module, target) -> None:
+    """On a target without fp16: how many float ops the backend table puts on the
+    host (`partition` marks them there, with the reason each stayed float)."""
+    from xdsl.dialects.builtin import AnyFloat, TensorType
+
+    from irc import backend
+
+    if target.data_types.fp16:
+        return
+    floating = [
+        op
+        for op in module.walk()
+        if op.name.startswith("nn.")
+        and not backend.is_data(op)
+        and any(
+            isinstance(r.type, TensorType) and isinstance(r.type.get_element_type(), AnyFloat)
+            for r in op.results
+        )
+        and backend.place(op, target).device == backend.CPU
+    ]
+    if floating:
+        _say(f"target {target.name} has no fp16: {len(floating)} float ops run on the host")
 
 
 def _reasons(reasons) -> str:

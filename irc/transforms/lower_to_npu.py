@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit
-from irc.ir.placement import runs_on_npu
 from irc.passes import option
 
 
@@ -50,8 +50,9 @@ class LowerToNpuPass(ModulePass):
         from irc.targets import require_target
 
         target = require_target(self.name, self.target or None)
+        backend.require_unoutlined(op, self.name)
         for function in [o for o in op.ops if isinstance(o, FuncOp)]:
-            if function.body.blocks.first is None or not runs_on_npu(function):
+            if function.body.blocks.first is None or backend.marked_device(function) == "cpu":
                 continue  # a host function (one lower-to-npu outlined, or the CPU's part)
             stats = StreamLowering(op, function, target, self.double_buffer).run()
             commands = sum(stats.commands.values())

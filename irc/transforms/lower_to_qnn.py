@@ -42,7 +42,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, TensorType, i32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i32,
+    i64,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -60,8 +68,10 @@ from irc.dialects import nn, qnn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType, quantized_element
 from irc.ir import fixed_point
+from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.passes import option
 from irc.quantize import scheme
+from irc.quantize.qdq import ROLES, Role
 
 if TYPE_CHECKING:
     from irc.targets import Target
@@ -620,7 +630,8 @@ def lower_lookup(lowering: Lowering) -> list[SSAValue]:
     if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
         raise NotLowerable("a lookup table maps 8-bit values")
     table = scheme.build_lut(_float_function(op), input_element, output)
-    lut = qnn.LutOp.build([match.input(0)], {"table": _ints(table)}, [match.output_type()])
+    properties = {"table": _ints(table), "function": StringAttr(op.name.removeprefix("nn."))}
+    lut = qnn.LutOp.build([match.input(0)], properties, [match.output_type()])
     return [lowering.add(lut).results[0]]
 
 
@@ -677,23 +688,11 @@ LOWERINGS: dict[type[nn.NNOp], Callable[[Lowering], list[SSAValue]]] = {
     nn.ClipOp: lower_clamp,
     nn.PadOp: lower_pad,
     nn.ConcatOp: lower_concat,
+    # Every op the quantizer tabulates (Role.LOOKUP) becomes a qnn.lut.
     **{
         op_type: lower_lookup
-        for op_type in (
-            nn.SigmoidOp,
-            nn.TanhOp,
-            nn.HardSwishOp,
-            nn.HardSigmoidOp,
-            nn.LeakyReluOp,
-            nn.EluOp,
-            nn.SeluOp,
-            nn.GeluOp,
-            nn.SoftplusOp,
-            nn.SoftsignOp,
-            nn.MishOp,
-            nn.ExpOp,
-            nn.ErfOp,
-        )
+        for op_type, role in ROLES.items()
+        if role is Role.LOOKUP and issubclass(op_type, nn.NNOp)
     },
     **{
         op_type: lower_data_movement
@@ -826,6 +825,10 @@ def lower_module(module: ModuleOp, target: Target | None) -> dict[FuncOp, Loweri
         record.float_reasons = {
             op: reason for op, reason in record.float_reasons.items() if op.parent is not None
         }
+        for op, reason in record.float_reasons.items():
+            # Why it stays float, for the partition's reasons (the quantizer's own, if
+            # it gave one, stands).
+            op.attributes.setdefault(FLOAT_REASON_ATTR, StringAttr(reason))
         records[function] = record
     return records
 

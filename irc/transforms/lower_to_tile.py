@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.passes import option
 from irc.tiling.lowering import lower_function
@@ -30,15 +31,18 @@ class LowerToTilePass(ModulePass):
     """Lower each NPU layer to `tile` ops: DDR buffers, `scf.for` loops over tiles,
     copies into SRAM tiles (halos padded with the zero point), compute on tiles.
 
-    A `qnn` conv, gemm or matmul with the requantize of its accumulator, a max,
-    average or global average pool, an add or mul (broadcasting), clamp, lookup
-    table or standalone requantize, a constant pad, a concat, a transpose, slice or
-    split, and their float `nn` forms, become loop nests in the plan's order
-    (`irc.tiling` from plan-tiles, else planned here), whole tiles in a loop and the
-    remainder peeled; every tensor they touch becomes a DDR buffer placed as plan-ddr
-    places it (`offset` on `tile.alloc` and `tile.to_buffer`). Other ops (float
-    islands such as softmax, casts, ops on the CPU) stay tensor ops between
-    `tile.to_tensor` and `tile.to_buffer`. A remark counts the tiled layers and lists
+    Every op on the NPU (as `partition` placed it, `irc.device`; in a module never
+    partitioned, as the backend table places it) becomes the loop nest its backend
+    table entry builds: a `qnn` conv, gemm or matmul with the requantize of its
+    accumulator, a max, average or global average pool, an add or mul
+    (broadcasting), clamp, lookup table or standalone requantize, a constant pad, a
+    concat, a transpose, slice or split, and their float `nn` forms; in the plan's
+    order (`irc.tiling` from plan-tiles, else planned here), whole tiles in a loop
+    and the remainder peeled; every tensor they touch becomes a DDR buffer placed as
+    plan-ddr places it (`offset` on `tile.alloc` and `tile.to_buffer`), a value inside
+    another buffer that a layer must read whole copied into one of its own. Views
+    (reshape, transfers) move nothing; ops on the host (float islands such as
+    softmax, casts) stay tensor ops between `tile.to_tensor` and `tile.to_buffer`. A remark counts the tiled layers and lists
     the ops left on tensors. The result runs bit-exactly as the `qnn` program did
     (float layers within rounding).
 
@@ -65,10 +69,11 @@ class LowerToTilePass(ModulePass):
         from irc.targets import require_target
 
         target = require_target(self.name, self.target or None)
+        backend.require_unoutlined(op, self.name)
         for function in [o for o in op.ops if isinstance(o, FuncOp)]:
             if function.body.blocks.first is None:
                 continue
-            stats = lower_function(function, target)
+            stats = lower_function(function, target, backend.TileRules(target))
             kept = f"; on tensors: {_listing(stats.kept)}" if stats.kept else ""
             emit(
                 Diagnostic(

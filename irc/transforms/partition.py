@@ -1,12 +1,15 @@
-"""`partition`: place every `nn` op on the target's NPU or on the host CPU, and outline
-the NPU parts into functions with explicit transfers between the two memories.
+"""`partition`: place every op on the target's NPU or on the host CPU, and make every
+copy between the two memories explicit; outline the NPU parts into functions.
 
-The pass works function by function, in four steps.
+The pass works function by function, in four steps, on float `nn` IR or on the
+quantized `qnn` module (where `irc-compile` runs it).
 
-1. **Decide.** Every `nn` compute op the target supports (`unsupported_reasons(op,
-   target) == []`, irc/targets/support.py) goes to the NPU (`mode=support`); the others,
-   and every op of another dialect, stay on the CPU. Constants are data, not
-   computation: they follow their users (step 4).
+1. **Decide.** Every op that the backend table places on the NPU (`irc.backend.place`:
+   the target's support table takes it, the target computes in its data types, and
+   irc's lowering takes it) goes to the NPU (`mode=support`); every other op stays
+   on the CPU, with its reasons. Constants are data, not computation: they follow
+   their users (step 4). The `qnn.requantize` that alone reads a MAC layer's
+   accumulator runs with that layer (its output stage): the two always move together.
 2. **Refine** (`mode=cost` only). The cost model (below) moves NPU ops to the CPU when
    the transfers and transitions they cause cost more than running them on the NPU
    gains; see `refine_by_cost`.
@@ -20,7 +23,7 @@ The pass works function by function, in four steps.
    phases, hence of NPU subgraphs and transitions, the smallest possible for the
    device that runs first, and both first devices are tried. A phase may hold
    several unconnected parts (parallel branches): they run in one call.
-4. **Outline.** Each NPU subgraph becomes `func.func private @<parent>_npu<N>` with the
+4. **Outline** (`outline=true`, the default). Each NPU subgraph becomes `func.func private @<parent>_npu<N>` with the
    attribute `irc.device = "npu"`, called from the parent with `func.call`. A value
    computed on the CPU (or a function argument) that an NPU subgraph reads is copied
    once by `part.transfer {to = "npu"}` before the first call that reads it; a value
@@ -32,19 +35,29 @@ The pass works function by function, in four steps.
    run-time copy would only cost), and a constant stays in the parent only if CPU
    code there reads it.
 
+With `outline=false` (what `irc-compile` runs) the ops stay where they are: each is
+marked `irc.device = "npu"` or `"cpu"`, each CPU op also `irc.reason = "..."` (its
+reasons, `; `-separated), and every value crossing between the two gets its
+`part.transfer` right after its definition, which the readers on the other side read.
+The backend passes (plan-tiles, plan-ddr, lower-to-tile, lower-to-npu) obey the marks.
+
 A **transition** is a switch between NPU and CPU execution inside a function: the
 phases run one after the other, so a function of P phases has P - 1 transitions. A
 model with one unsupported op in the middle has three phases (NPU, CPU, NPU) and
 exactly two transitions; the copies of its inputs and outputs are input and output
 transfers, counted apart.
 
-**The cost model** (times from irc/cost.py and the target's numbers; tensors are
-counted at one byte per element, as they will be once quantized to int8):
+**The cost model** (times from irc/backend/cost.py and the target's numbers; tensors
+are counted as stored: int8 values at one byte, and in a float model, which will be
+quantized before it runs, every float at one byte too):
 
-- an op on the NPU takes `max(macs / (macs_per_cycle * clock) + elements /
-  (vector lanes * clock), ddr latency + ddr bytes / ddr bandwidth)`: DMA overlaps
-  with compute, and the DDR bytes are the op's weights, plus its activations when
-  they do not fit in SRAM together (`cost.op_ddr_bytes`);
+- an op on the NPU, in a quantized module, takes the tile planner's cycles of its
+  layer when the backend table has a layer model for it (irc/tiling/planner.py: the
+  same model the simulator is checked against); otherwise (and in a float module)
+  `max(macs / (macs_per_cycle * clock) + elements / (vector lanes * clock), ddr
+  latency + ddr bytes / ddr bandwidth)`: DMA overlaps with compute, and the DDR bytes
+  are the op's weights, plus its activations when they do not fit in SRAM together
+  (`cost.op_ddr_bytes`); a view, and a MAC layer's output stage, take nothing;
 - an op on the CPU takes `macs / host.macs_per_second + elements /
   host.elements_per_second`;
 - every transfer takes `bytes / host.bandwidth_bytes_per_second`, and every
@@ -57,8 +70,8 @@ a CPU value or feeds the CPU); it then applies the moves from the largest saving
 down, each only if it still lowers the estimate after the moves applied before it.
 Rounds repeat until no move applies (a fixpoint: the estimate strictly decreases).
 Each moved op's fallback reason says what the move weighed: "moved to the CPU by the
-cost model: transfers cost X us, gain Y us", X being the transfer and transition time
-the ops caused on the NPU and Y the time the NPU saved on them. An isolated supported
+cost model: the host computes it X us faster (or slower) than the NPU, the copies and
+transitions take Y us less (or more): Z us saved", the two parts adding up to Z. An isolated supported
 op between two fallback ops costs two transitions and two copies for the little it
 gains, and goes to the CPU.
 
@@ -83,13 +96,14 @@ from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator
 
-from irc import cost
+from irc import backend
+from irc.backend import cost
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
-from irc.dialects import nn
 from irc.dialects.part import TransferOp
 from irc.ir.outline import boundary, outline
-from irc.ir.placement import CPU, DEVICE_ATTR, NPU
+from irc.ir.placement import CPU, DEVICE_ATTR, NPU, REASON_ATTR
 from irc.passes import option
 from irc.transforms.partition_report import (
     FallbackOp,
@@ -167,7 +181,7 @@ class FunctionGraph:
         return FunctionGraph(function, block, terminator, nodes, order, predecessors, successors)
 
     def compute_ops(self) -> list[Operation]:
-        """The `nn` compute ops (every `nn` op but constants), in program order."""
+        """The ops that compute (every op but constants), in program order."""
         return [op for op in self.nodes if _is_compute(op)]
 
     def defined_values(self) -> Iterator[SSAValue]:
@@ -178,11 +192,12 @@ class FunctionGraph:
 
 
 def _is_constant(op: Operation) -> bool:
-    return isinstance(op, nn.ConstantOp)
+    return backend.is_data(op)
 
 
 def _is_compute(op: Operation) -> bool:
-    return isinstance(op, nn.NNOp) and not _is_constant(op)
+    """An op that runs somewhere: not data, not a terminator."""
+    return not _is_constant(op) and not op.has_trait(IsTerminator)
 
 
 # --------------------------------------------------------------------------------------
@@ -292,24 +307,51 @@ def crossings(graph: FunctionGraph, device: dict[Operation, str]) -> list[Crossi
 
 
 class OpCosts:
-    """Per-op time estimates on a target, each computed once."""
+    """Per-op time estimates on a target, each computed once.
 
-    def __init__(self, target: Target) -> None:
+    In a quantized module tensors count as stored (`cost.tensor_bytes`: float ones at
+    4 bytes, they stay float) and an NPU layer takes the tile planner's cycles; in a
+    float module, which will be quantized before it runs, every tensor counts one
+    byte an element and an op takes the formula of irc/backend/cost.py.
+    """
+
+    def __init__(self, target: Target, quantized: bool = False) -> None:
         self.target = target
+        self.quantized = quantized
+        self.float_bytes = 4 if quantized else cost.NPU_BYTES_PER_ELEMENT
         self._npu: dict[Operation, float] = {}
         self._host: dict[Operation, float] = {}
 
     def npu(self, op: Operation) -> float:
-        """Seconds of `op` on the NPU."""
+        """Seconds of `op` on the NPU (nothing for a view or a MAC layer's output stage)."""
         if op not in self._npu:
-            self._npu[op] = cost.npu_seconds(op, self.target)
+            self._npu[op] = self._npu_seconds(op)
         return self._npu[op]
 
+    def _npu_seconds(self, op: Operation) -> float:
+        entry = backend.entry_of(op)
+        if backend.fused_with(op) is not None or (entry is not None and entry.view):
+            return 0.0
+        if self.quantized and entry is not None and entry.layer is not None:
+            from irc.tiling.planner import TilingError, plan_layer
+
+            try:
+                plan = plan_layer(entry.layer(op, op.name), self.target)
+            except TilingError:
+                pass  # it does not fit: plan-tiles will say so; estimate it roughly
+            else:
+                return plan.cycles / self.target.mac_array.clock_hz
+        return cost.npu_seconds(op, self.target, self.float_bytes)
+
     def host(self, op: Operation) -> float:
-        """Seconds of `op` on the host (0 for ops that are not `nn` compute ops)."""
+        """Seconds of `op` on the host."""
         if op not in self._host:
-            self._host[op] = cost.host_seconds(op, self.target) if isinstance(op, nn.NNOp) else 0.0
+            self._host[op] = cost.host_seconds(op, self.target)
         return self._host[op]
+
+    def bytes(self, value: SSAValue) -> int:
+        """The bytes of a value copied between the memories."""
+        return cost.tensor_bytes(value.type, self.float_bytes)
 
 
 @dataclass(frozen=True)
@@ -344,10 +386,10 @@ class Estimate:
         """The estimate of the whole function."""
         return self.compute_seconds + self.transfer_seconds
 
-    def transfers(self, kind: TransferKind) -> TransferCount:
+    def transfers(self, kind: TransferKind, costs: OpCosts) -> TransferCount:
         """How many copies of one kind, and their bytes."""
         chosen = [c for c in self.crossings if c.kind is kind]
-        return TransferCount(len(chosen), sum(cost.tensor_bytes(c.value.type) for c in chosen))
+        return TransferCount(len(chosen), sum(costs.bytes(c.value) for c in chosen))
 
 
 def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts) -> Estimate:
@@ -356,7 +398,7 @@ def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts)
     found = crossings(graph, device)
     npu_seconds = sum(costs.npu(op) for op in graph.nodes if device[op] == NPU)
     cpu_seconds = sum(costs.host(op) for op in graph.nodes if device[op] == CPU)
-    copied = sum(cost.tensor_bytes(crossing.value.type) for crossing in found)
+    copied = sum(costs.bytes(crossing.value) for crossing in found)
     return Estimate(
         device,
         phases,
@@ -375,20 +417,30 @@ def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts)
 def support_placement(
     graph: FunctionGraph, target: Target
 ) -> tuple[dict[Operation, str], dict[Operation, list[str]]]:
-    """Every supported `nn` op on the NPU; the reasons of every other `nn` op."""
-    from irc.targets.support import unsupported_reasons
-
+    """Every op where the backend table places it; the reasons of every op on the CPU."""
     device: dict[Operation, str] = {}
     reasons: dict[Operation, list[str]] = {}
     for op in graph.nodes:
-        if not isinstance(op, nn.NNOp):
-            device[op] = CPU  # another dialect's op: host code
-            continue
-        problems = unsupported_reasons(op, target)
-        device[op] = CPU if problems else NPU
-        if problems:
-            reasons[op] = list(problems)
+        placement = backend.place(op, target)
+        device[op] = placement.device
+        if placement.device == CPU:
+            reasons[op] = list(placement.reasons)
     return device, reasons
+
+
+def glued(ops: Sequence[Operation]) -> tuple[Operation, ...]:
+    """`ops` with the ops that must run with them: a MAC layer and the requantize of
+    its accumulator (its output stage), in the order given."""
+    found: dict[Operation, None] = {}
+    for op in ops:
+        found[op] = None
+        stage = backend.fused_requantize(op)
+        if stage is not None:
+            found[stage] = None
+        layer = backend.fused_with(op)
+        if layer is not None:
+            found[layer] = None
+    return tuple(found)
 
 
 def _candidates(graph: FunctionGraph, current: Estimate) -> Iterator[tuple[Operation, ...]]:
@@ -478,7 +530,8 @@ def refine_by_cost(
             trial = _moved(graph, current, candidate, costs)
             if current.total_seconds - trial.total_seconds <= MINIMUM_SAVING_SECONDS:
                 continue
-            moved.update(dict.fromkeys(candidate, _move_reason(current, trial, len(candidate))))
+            together = glued(candidate)
+            moved.update(dict.fromkeys(together, _move_reason(current, trial, len(together))))
             current, applied = trial, True
         if not applied:
             return current, moved
@@ -487,21 +540,27 @@ def refine_by_cost(
 def _moved(
     graph: FunctionGraph, current: Estimate, ops: tuple[Operation, ...], costs: OpCosts
 ) -> Estimate:
-    """The estimate of the current placement with `ops` moved to the CPU."""
+    """The estimate of the current placement with `ops` (and what runs with them)
+    moved to the CPU."""
     device = dict(current.device)
-    device.update(dict.fromkeys(ops, CPU))
+    device.update(dict.fromkeys(glued(ops), CPU))
     return estimate(graph, device, costs)
 
 
 def _move_reason(before: Estimate, after: Estimate, count: int) -> str:
-    """`moved to the CPU by the cost model: transfers cost X us, gain Y us`."""
+    """`moved to the CPU by the cost model: the host computes it X us faster, its copies
+    and transitions take Y us less: Z us saved` (the two parts add up to the saving)."""
+    compute = before.compute_seconds - after.compute_seconds
     transfers = before.transfer_seconds - after.transfer_seconds
-    gain = after.compute_seconds - before.compute_seconds
     others = count - 1
     company = f" (with {others} other op{'s' if others != 1 else ''})" if others else ""
+    subject = "them" if others else "it"
+    faster = "faster" if compute >= 0 else "slower"
+    less = "less" if transfers >= 0 else "more"
     return (
-        f"moved to the CPU by the cost model{company}: transfers cost "
-        f"{transfers * 1e6:.3f} us, gain {gain * 1e6:.3f} us"
+        f"moved to the CPU by the cost model{company}: the host computes {subject} "
+        f"{abs(compute) * 1e6:.3f} us {faster} than the NPU, the copies and transitions "
+        f"take {abs(transfers) * 1e6:.3f} us {less}: {(compute + transfers) * 1e6:.3f} us saved"
     )
 
 
@@ -614,7 +673,11 @@ class _Outliner:
         for op in [*self.sequence, self.graph.terminator]:
             for operand in op.operands:
                 producer = operand.owner
-                if isinstance(producer, nn.ConstantOp) and producer not in placed:
+                if (
+                    isinstance(producer, Operation)
+                    and _is_constant(producer)
+                    and producer not in placed
+                ):
                     placed.add(producer)
                     block.add_op(producer)
             block.add_op(op)
@@ -622,6 +685,65 @@ class _Outliner:
             if constant not in placed:
                 assert not constant.results[0].uses, "a constant read outside the function"
                 constant.erase()
+
+
+# --------------------------------------------------------------------------------------
+# Marking (outline=false)
+
+
+def mark(graph: FunctionGraph, plan: Estimate, reasons: dict[Operation, list[str]]) -> None:
+    """Record the placement on the ops (`irc.device`, and `irc.reason` on CPU ops) and
+    copy every crossing value with a `part.transfer` right after its definition, which
+    its readers on the other side read (the function's result, on the host)."""
+    for op in graph.nodes:
+        device = plan.device[op]
+        op.attributes[DEVICE_ATTR] = StringAttr(device)
+        if device == CPU:
+            op.attributes[REASON_ATTR] = StringAttr("; ".join(reasons.get(op, ())))
+    for crossing in plan.crossings:
+        value = crossing.value
+        transfer = TransferOp(value, crossing.to)
+        owner = value.owner
+        transfer.location = (
+            owner.location if isinstance(owner, Operation) else graph.function.location
+        )
+        transfer.result.name_hint = f"{value.name_hint}_{crossing.to}" if value.name_hint else None
+        if isinstance(owner, Operation):
+            graph.block.insert_op_after(transfer, owner)
+        else:
+            first = graph.block.first_op
+            assert first is not None
+            graph.block.insert_op_before(transfer, first)
+        for use in list(value.uses):
+            reader = use.operation
+            if reader is transfer or _is_constant(reader):
+                continue
+            side = CPU if reader is graph.terminator else plan.device.get(reader, CPU)
+            if side == crossing.to:
+                reader.operands[use.index] = transfer.result
+
+
+def _npu_phases(graph: FunctionGraph, plan: Estimate, taken: set[str]) -> list[SubgraphSummary]:
+    """The NPU phases of a marked function, named as outlining would name them."""
+    parent = graph.function.sym_name.data
+    summaries = []
+    for phase in plan.phases:
+        if phase.device != NPU:
+            continue
+        number = 0
+        while f"{parent}_npu{number}" in taken:
+            number += 1
+        name = f"{parent}_npu{number}"
+        taken.add(name)
+        summaries.append(
+            SubgraphSummary(
+                name=name,
+                function=parent,
+                ops=sum(_is_compute(op) for op in phase.ops),
+                macs=sum(cost.op_macs(op) for op in phase.ops),
+            )
+        )
+    return summaries
 
 
 # --------------------------------------------------------------------------------------
@@ -638,7 +760,7 @@ class _FunctionOutcome:
 
 def _already_partitioned(function: FuncOp, npu_functions: set[str]) -> Operation | None:
     for op in function.walk():
-        if isinstance(op, TransferOp):
+        if isinstance(op, TransferOp) or DEVICE_ATTR in op.attributes:
             return op
         if isinstance(op, CallOp) and op.callee.root_reference.data in npu_functions:
             return op
@@ -659,8 +781,13 @@ def functions_to_partition(module: ModuleOp) -> list[FuncOp]:
             continue
         found = _already_partitioned(function, npu_functions)
         if found is not None:
+            what = (
+                f"an op marked '{DEVICE_ATTR}'"
+                if DEVICE_ATTR in found.attributes
+                else f"'{found.name}' ops"
+            )
             raise error(
-                f"@{function.sym_name.data} is already partitioned (it has '{found.name}' ops)",
+                f"@{function.sym_name.data} is already partitioned (it has {what})",
                 found,
                 hint="run 'partition' once, on IR that has not been partitioned",
             )
@@ -668,10 +795,13 @@ def functions_to_partition(module: ModuleOp) -> list[FuncOp]:
     return chosen
 
 
-def partition_module(module: ModuleOp, target: Target, mode: Mode = "support") -> PartitionReport:
-    """Partition every function of `module` for `target` (see the module docstring)
-    and return the report."""
-    costs = OpCosts(target)
+def partition_module(
+    module: ModuleOp, target: Target, mode: Mode = "support", outline_npu: bool = True
+) -> PartitionReport:
+    """Partition every function of `module` for `target` (see the module docstring),
+    outlining the NPU subgraphs (`outline_npu`) or marking every op, and return the
+    report."""
+    costs = OpCosts(target, quantized=_is_quantized(module))
     taken = {op.sym_name.data for op in module.ops if isinstance(op, FuncOp)}
     outcomes: list[_FunctionOutcome] = []
     # Every function is checked before any is changed.
@@ -685,6 +815,10 @@ def partition_module(module: ModuleOp, target: Target, mode: Mode = "support") -
                 reasons[op] = [reason]
         else:
             plan = estimate(graph, device, costs)
+        if not outline_npu:
+            mark(graph, plan, reasons)
+            outcomes.append(_FunctionOutcome(graph, plan, reasons, _npu_phases(graph, plan, taken)))
+            continue
         outliner = _Outliner(graph, plan, taken)
         if NPU in plan.device.values():  # a function left on the CPU keeps its order
             outliner.run()
@@ -693,10 +827,25 @@ def partition_module(module: ModuleOp, target: Target, mode: Mode = "support") -
             module.body.block.insert_op_after(npu_function, anchor)
             anchor = npu_function
         outcomes.append(_FunctionOutcome(graph, plan, reasons, outliner.summaries))
-    return _report(outcomes, target, mode)
+    return _report(outcomes, target, mode, costs)
 
 
-def _report(outcomes: list[_FunctionOutcome], target: Target, mode: Mode) -> PartitionReport:
+def _is_quantized(module: ModuleOp) -> bool:
+    """The module holds quantized values (its float tensors stay float)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from irc.dialects.quant import quantized_element
+
+    return any(
+        isinstance(result.type, TensorType) and quantized_element(result.type) is not None
+        for op in module.walk()
+        for result in op.results
+    )
+
+
+def _report(
+    outcomes: list[_FunctionOutcome], target: Target, mode: Mode, costs: OpCosts
+) -> PartitionReport:
     compute = [(o, op) for o in outcomes for op in o.graph.compute_ops()]
     on_npu = [op for o, op in compute if o.plan.device[op] == NPU]
     fallbacks = []
@@ -713,7 +862,7 @@ def _report(outcomes: list[_FunctionOutcome], target: Target, mode: Mode) -> Par
         )
 
     def transfers(kind: TransferKind) -> TransferCount:
-        counts = [o.plan.transfers(kind) for o in outcomes]
+        counts = [o.plan.transfers(kind, costs) for o in outcomes]
         return TransferCount(sum(c.count for c in counts), sum(c.bytes for c in counts))
 
     return PartitionReport(
@@ -750,20 +899,25 @@ def summary_remark(report: PartitionReport, at: Operation) -> Diagnostic:
 
 @dataclass(frozen=True)
 class PartitionPass(ModulePass):
-    """Place every nn op on the target's NPU or the CPU; outline NPU subgraphs with explicit transfers.
+    """Place every op on the target's NPU or the CPU, with explicit transfers; outline NPU subgraphs or mark every op.
 
-    `mode=support` puts every op the target supports on the NPU; `mode=cost` then moves
+    `mode=support` puts every op on the NPU that the backend table places there (the
+    target's support table takes it, the target computes in its data types, irc can
+    lower it: `irc.backend.place`); `mode=cost` then moves
     NPU ops to the CPU when the transfers and transitions they cause cost more than
     they gain (an isolated supported op between two fallback ops, for example). NPU
     ops are grouped into maximal convex subgraphs, each outlined as
     `func.func private @<parent>_npu<N>` with `irc.device = "npu"` and called from
     the parent; every value crossing between CPU code and an NPU function goes through
     a `part.transfer` (to "npu" before the call, to "cpu" after it). Constants are
-    duplicated into each NPU function that reads them, never transferred.
+    duplicated into each NPU function that reads them, never transferred. With
+    `outline=false` (as `irc-compile` runs it, for the backend passes that follow)
+    the ops stay in place, each marked `irc.device = "npu"` or `"cpu"` (a CPU op also
+    `irc.reason`), and each crossing value is transferred right after its definition.
 
     The target is `target=NAME|FILE`, else the one `irc-opt --target` gives. The pass
     emits a remark summarising the partition (NPU coverage in ops and MACs, NPU
-    subgraphs, transitions, fallback ops) at the first function with nn ops, with a
+    subgraphs, transitions, fallback ops) at the first function with ops, with a
     note at each fallback op giving its reasons, and with `report=PATH` writes the
     full report (JSON if PATH ends in `.json`, text otherwise). See
     docs/partitioning.md for the algorithm, the cost model and the report's fields.
@@ -813,16 +967,26 @@ class PartitionPass(ModulePass):
     report: str = option(
         "", "write the partition report to this file (JSON if it ends in .json, else text)"
     )
+    outline: bool = option(
+        True,
+        "outline each NPU subgraph into a function (false: mark every op with irc.device, "
+        "as the backend passes read it)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.run(op)
+
+    def run(self, op: ModuleOp) -> PartitionReport:
+        """What `apply` does, returning the report (which irc-compile keeps)."""
         from irc.targets import require_target
 
         target = require_target(self.name, self.target or None)
-        # The remark goes to the first function with nn ops (before they move out).
+        # The remark goes to the first function with ops (before they move out).
         functions = functions_to_partition(op)
-        with_ops = [f for f in functions if any(_is_compute(o) for o in f.walk())]
+        with_ops = [f for f in functions if any(_is_compute(o) for o in f.body.walk())]
         anchor: Operation = next(iter(with_ops or functions), op)
-        report = partition_module(op, target, self.mode)
+        report = partition_module(op, target, self.mode, self.outline)
         if self.report:
             report.write(self.report)
         emit(summary_remark(report, anchor))
+        return report

@@ -149,7 +149,7 @@ class PartitionReport:
     execution inside functions; copies of function inputs to the NPU and of returned
     values from it are `input_transfers` and `output_transfers`, all other copies are
     `transition_transfers`. Times are the cost model's estimates in seconds
-    (irc/cost.py): `transfer_seconds` includes the synchronisation of every transition.
+    (irc/backend/cost.py): `transfer_seconds` includes the synchronisation of every transition.
     """
 
     target: str

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.fileio import write_report
 from irc.passes import option
@@ -47,8 +48,8 @@ def annotate(function: FuncOp, plan: MemoryPlan, index_of: dict) -> None:
 class PlanDDRPass(ModulePass):
     """Bufferize each function and place its tensors in DDR by live range.
 
-    Weights go to a read-only region; a reshape, flatten, squeeze, unsqueeze or
-    identity is a view of its input's buffer (zero-copy); the inputs of a concat that
+    Weights go to a read-only region; a reshape, flatten, squeeze, unsqueeze,
+    identity or part.transfer is a view of its input's buffer (zero-copy); the inputs of a concat that
     only the concat reads are written into their slices of its buffer (zero-copy
     concat); an elementwise op writes over an input that dies there (in place); the
     int32 accumulator of a qnn conv or gemm that only its requantize reads stays in
@@ -84,7 +85,11 @@ class PlanDDRPass(ModulePass):
             if function.body.blocks.first is None:
                 continue
             plan, index_of = plan_function(
-                function, alignment, zero_copy=self.zero_copy, in_place=self.in_place
+                function,
+                alignment,
+                backend.TileRules(target),
+                zero_copy=self.zero_copy,
+                in_place=self.in_place,
             )
             annotate(function, plan, index_of)
             texts.append(f"@{function.sym_name.data}: {plan.to_text()}")

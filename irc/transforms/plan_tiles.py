@@ -27,21 +27,19 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
-from irc.dialects import qnn
 from irc.fileio import write_report
-from irc.ir.placement import runs_on_npu
 from irc.passes import option
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
 from irc.tiling.planner import (
     FORCE_ATTR,
-    MAC_OPS,
     PLAN_ATTR,
+    Layer,
     Plan,
     Tile,
     TilingError,
     layer_name,
-    layer_of,
     plan_layer,
 )
 
@@ -156,14 +154,6 @@ class TilingReport:
         write_report(path, self.to_json, self.to_text, "tiling report", "plan-tiles{report=PATH}")
 
 
-def _is_fused_requantize(op: Operation) -> bool:
-    """A requantize of a MAC layer's accumulator: it runs on each tile of that layer."""
-    if not isinstance(op, qnn.RequantizeOp):
-        return False
-    producer = op.operands[0].owner
-    return isinstance(producer, MAC_OPS)
-
-
 def _forced_tile(op: Operation, default: tuple[int, ...]) -> Tile | None:
     attribute = op.attributes.get(FORCE_ATTR)
     sizes: tuple[int, ...] = default
@@ -226,12 +216,12 @@ def plan_module(
     plans: dict[Operation, Plan] = {}
     names: dict[Operation, str] = {}
     for op in module.walk():
-        if _is_fused_requantize(op) or not runs_on_npu(op):
+        if not backend.on_npu(op, target):
             continue
         location = Location.of(op)
         try:
             names[op] = layer_name(op)
-            layer = layer_of(op, names[op])
+            layer = backend.layer_of(op, names[op])
             if layer is None:
                 continue
             plans[op] = plan_layer(layer, target, _forced_tile(op, tile_sizes))
@@ -250,21 +240,30 @@ def plan_module(
     if align_channels:
         for function in [o for o in module.ops if isinstance(o, FuncOp)]:
             if function.body.blocks.first is not None:
-                report.alignments += choose_alignment(function, plans, target, names)
+                report.alignments += choose_alignment(
+                    function, plans, target, names, backend.TileRules(target), _layer_model
+                )
     for op, plan in plans.items():
         op.attributes[PLAN_ATTR] = _plan_attribute(plan)
         report.plans.append(plan)
     return report
 
 
+def _layer_model(op: Operation, name: str) -> Layer:
+    layer = backend.layer_of(op, name)
+    assert layer is not None, "a planned op has a layer"
+    return layer
+
+
 @dataclass(frozen=True)
 class PlanTilesPass(ModulePass):
     """Choose each NPU layer's tile under the target's SRAM and record it as `irc.tiling`.
 
-    Every conv (grouped and depthwise included), gemm, matmul, pooling and elementwise
-    op, at the `qnn` level (a MAC layer with the `qnn.requantize` of its accumulator)
-    or the float `nn` level, that does not run on the CPU (`irc.device = "cpu"` on it
-    or its function), gets the fastest tile that fits the SRAM by the cost model of
+    Every layer on the NPU (as `partition` placed it, `irc.device`; in a module never
+    partitioned, as the backend table places it) whose kind has a layer model in the
+    backend table (convs, grouped and depthwise included, gemms, matmuls, pooling and
+    elementwise ops, at the `qnn` level, a MAC layer with the `qnn.requantize` of its
+    accumulator, or the float `nn` level) gets the fastest tile that fits the SRAM by the cost model of
     docs/tiling.md: output rows x columns x channels from `depth` input channels,
     double buffered when it fits, with the loop order that moves less. The plan is
     recorded on the op as a discardable attribute, and `report=FILE` writes the
@@ -295,6 +294,10 @@ class PlanTilesPass(ModulePass):
     )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.run(op)
+
+    def run(self, op: ModuleOp) -> TilingReport:
+        """What `apply` does, returning the report (which irc-compile keeps)."""
         from irc.passes import PIPELINE_FILE
         from irc.targets import require_target
 
@@ -319,3 +322,4 @@ class PlanTilesPass(ModulePass):
                 Severity.REMARK,
             )
         )
+        return report

@@ -1,23 +1,26 @@
 """`quantize`: rewrite a float `nn` function into the QDQ form, from calibration statistics.
 
 The rewriting itself, the roles of ops, shared scales and what stays float, is
-irc/quantize/qdq.py (`quantize_module`); this module is the pass over it.
+irc/quantize/qdq.py (`quantize_module`); calibration is irc/quantize/calibration.py;
+this module is the pass over them.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from irc.diagnostics import emit
-from irc.passes import option
+from irc.diagnostics import Diagnostic, Location, Severity, emit, error
+from irc.passes import PIPELINE_FILE, PassOptionError, option
 from irc.quantize.qdq import QuantizeConfig, quantize_module, summary_remark
+
+if TYPE_CHECKING:
+    from irc.quantize.calibration import CalibrationStats, ChosenSamples
 
 
 def _names(values: Sequence[str]) -> frozenset[str]:
@@ -35,8 +38,18 @@ class QuantizePass(ModulePass):
     slice, split, squeeze, unsqueeze, flatten, resize nearest, relu, clip) keep their
     input's type; a concat's inputs and result share one type over the union of their
     ranges. Ops without a quantized form, excluded ones, and ops with a value that
-    has no statistics stay float between dcast and qcast; a remark gives the counts
-    and a note at each float op its reason.
+    has no statistics stay float between dcast and qcast, each with its reason as the
+    discardable attribute `irc.float`; a remark gives the counts and a note at each
+    float op its reason.
+
+    The statistics come from a file (`stats=`, written by `irc-calibrate` or
+    `irc-quantize --save-stats` for the same module), or the pass calibrates the
+    module itself: on the first `calibration-samples` samples of `calibration-data`
+    (a directory of .npy/.npz files, or one .npz), or, without data, on that many
+    seeded random normal samples (`seed`), with a warning; `observer` chooses how
+    ranges are calibrated. This is how `irc-compile` runs it, so that `irc-opt` can
+    reproduce a compile from its pipeline. Run `prepare-quantize` first, as
+    calibration names tensors by their op's location.
 
     With statistics giving `x` the range [-1, 3] and the conv [0, 6]:
 
@@ -65,9 +78,18 @@ class QuantizePass(ModulePass):
 
     name = "quantize"
 
-    stats: str = dataclasses.field(
-        metadata={"help": "the calibration statistics file (irc-calibration/1 JSON)"}
+    stats: str = option(
+        "", "the calibration statistics file (irc-calibration/1 JSON); empty: calibrate here"
     )
+    calibration_data: str = option(
+        "", "calibrate on these samples (a directory of .npy/.npz, or one .npz); empty: random"
+    )
+    calibration_samples: int = option(8, "calibrate on at most this many samples")
+    observer: Literal["minmax", "moving-average", "percentile", "entropy", "mse"] = option(
+        "minmax", "how tensor ranges are calibrated"
+    )
+    percentile: float = option(99.99, "the percentile the percentile observer keeps")
+    seed: int = option(0, "the seed of the random calibration samples")
     exclude_names: tuple[str, ...] = option(
         (), "ops that stay float, by location name (ONNX node name) or file:line:col"
     )
@@ -82,6 +104,38 @@ class QuantizePass(ModulePass):
         True, "correct conv and gemm biases for the mean error of their int8 weights"
     )
 
+    def statistics(self, module: ModuleOp) -> CalibrationStats:
+        """The statistics file, or the module calibrated on its samples."""
+        from irc.quantize.calibration import CalibrationStats, calibrate
+        from irc.quantize.observers import ObserverConfig
+
+        if self.stats:
+            return CalibrationStats.load(self.stats)
+        chosen = self.samples(module)
+        if chosen.random:
+            emit(
+                Diagnostic(
+                    f"quantize: calibrating on {chosen.description}: the ranges, and the "
+                    "errors, mean nothing for real inputs",
+                    Location(file=PIPELINE_FILE),
+                    Severity.WARNING,
+                    hint="give calibration data: quantize{calibration-data=PATH} "
+                    "(irc-compile --calibration-data)",
+                )
+            )
+        observer = ObserverConfig(self.observer, percentile=self.percentile)
+        problem = observer.check()
+        if problem is not None:
+            raise error(problem, Location(file=PIPELINE_FILE))
+        return calibrate(module, chosen.samples, observer, progress=False)
+
+    def samples(self, module: ModuleOp) -> ChosenSamples:
+        """The samples the pass calibrates on (without a statistics file)."""
+        from irc.quantize.calibration import choose_samples
+
+        data = self.calibration_data or None
+        return choose_samples(module, data, self.calibration_samples, self.seed)
+
     def config(self) -> QuantizeConfig:
         """The pass options as a `QuantizeConfig`."""
         return QuantizeConfig(
@@ -92,10 +146,16 @@ class QuantizePass(ModulePass):
             bias_correction=self.bias_correction,
         )
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from irc.quantize.calibration import CalibrationStats
+    def __post_init__(self) -> None:
+        if self.stats and self.calibration_data:
+            raise PassOptionError("give stats or calibration-data, not both")
+        if self.calibration_samples < 1:
+            raise PassOptionError(
+                f"calibration-samples must be at least 1, got {self.calibration_samples}"
+            )
 
-        summary = quantize_module(op, CalibrationStats.load(self.stats), self.config())
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        summary = quantize_module(op, self.statistics(op), self.config())
         for plan in summary.plans:
             if plan.quantized or plan.float_reasons:
                 emit(summary_remark(plan))

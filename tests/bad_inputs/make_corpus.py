@@ -251,29 +251,36 @@ def data_files() -> dict[str, bytes]:
     }
 
 
-TARGET_EDITS: dict[str, tuple[str, str]] = {
-    "missing-section.toml": ("[sram]\nsize_kib = 512\nbanks = 4\nalignment_bytes = 64\n", ""),
-    "negative-sram.toml": ("size_kib = 512", "size_kib = -64"),
-    "zero-clock.toml": ("clock_mhz = 500", "clock_mhz = 0"),
-    "non-numeric.toml": ("columns = 16", 'columns = "sixteen"'),
-    "unknown-key.toml": ("banks = 4", "banks = 4\nbankz = 4"),
-    "bad-toml.toml": ("[dma]", "[dma"),
-    # Valid, but 1 KiB of SRAM in 512-byte aligned buffers holds no tile of a conv.
+TARGET_EDITS: dict[str, tuple[tuple[str, str], ...]] = {
+    "missing-section.toml": (("[sram]\nsize_kib = 512\nbanks = 4\nalignment_bytes = 64\n", ""),),
+    "negative-sram.toml": (("size_kib = 512", "size_kib = -64"),),
+    "zero-clock.toml": (("clock_mhz = 500", "clock_mhz = 0"),),
+    "non-numeric.toml": (("columns = 16", 'columns = "sixteen"'),),
+    "unknown-key.toml": (("banks = 4", "banks = 4\nbankz = 4"),),
+    "bad-toml.toml": (("[dma]", "[dma"),),
+    # Valid, but 1 KiB of SRAM in 512-byte aligned buffers holds no tile of a conv; in
+    # fp16 too, so that the float IR of mlir/valid.mlir runs on its NPU.
     "tiny-sram.toml": (
-        "size_kib = 512\nbanks = 4\nalignment_bytes = 64",
-        "size_kib = 1\nbanks = 1\nalignment_bytes = 512",
+        (
+            "size_kib = 512\nbanks = 4\nalignment_bytes = 64",
+            "size_kib = 1\nbanks = 1\nalignment_bytes = 512",
+        ),
+        ("fp16 = false", "fp16 = true"),
     ),
 }
-"""Target files made from the npu-demo preset by one edit each: (old text, new text)."""
+"""Target files made from the npu-demo preset by a few edits each: (old text, new text)."""
 
 
 def target_files() -> dict[str, str]:
     """The text of every target file of the corpus."""
     preset = PRESET.read_text()
     files = {}
-    for name, (old, new) in TARGET_EDITS.items():
-        assert old in preset, f"{name}: the preset no longer contains {old!r}"
-        files[name] = preset.replace(old, new, 1)
+    for name, edits in TARGET_EDITS.items():
+        text = preset
+        for old, new in edits:
+            assert old in text, f"{name}: the preset no longer contains {old!r}"
+            text = text.replace(old, new, 1)
+        files[name] = text
     return files
 
 

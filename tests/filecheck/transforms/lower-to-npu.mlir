@@ -1,5 +1,5 @@
-// RUN: irc-opt %s --split-input-file --target=npu-demo -p plan-tiles,lower-to-tile,lower-to-npu --verify-diagnostics | FileCheck %s
-// RUN: irc-opt %s --split-input-file --target=npu-demo -p 'plan-tiles,lower-to-tile,lower-to-npu{double-buffer=false}' | FileCheck %s --check-prefix=SINGLE
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/npu-demo-all-ops.toml -p plan-tiles,lower-to-tile,lower-to-npu --verify-diagnostics | FileCheck %s
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/npu-demo-all-ops.toml -p 'plan-tiles,lower-to-tile,lower-to-npu{double-buffer=false}' | FileCheck %s --check-prefix=SINGLE
 
 // `lower-to-npu` on npu-demo: a 1x1 conv of an 8x8x16 map to 16 channels, in two
 // tiles of 4 rows (forced). DDR: the weights region holds the weights (256 bytes at
@@ -18,7 +18,7 @@
 //   store also waited for) to have read its input, and the second conv waits for the
 //   load and for the first store to have read its output.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_bytes = 384 : i64, npu.sram_bytes = 395648 : i64, npu.sram_alignment = 64 : i64, npu.target = "npu-demo"
+// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_bytes = 384 : i64, npu.sram_bytes = 395648 : i64, npu.sram_alignment = 64 : i64, npu.target = "{{.*}}npu-demo-all-ops.toml"
 // CHECK:         %[[X:.*]] = npu.view ddr[384] : memref<1x8x8x16xi8, "ddr">
 // CHECK-NEXT:    npu.place %x into %[[X]]
 // CHECK-NEXT:    %[[W:.*]] = npu.view ddr[0] : memref<16x1x1x16xi8, "ddr">

@@ -106,7 +106,7 @@ func.func @add_mul(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 
 // CHECK-LABEL: func.func @lookup_table(
 // CHECK-NEXT:    %x_q = quant.qcast %x
-// CHECK-NEXT:    %s_q = qnn.lut %x_q {table = [-128, -128, {{.*}}, 127]} : (tensor<8x!quant.uniform<i8:f32, 0.0625>>) -> tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %s_q = qnn.lut %x_q {function = "sigmoid", table = [-128, -128, {{.*}}, 127]} : (tensor<8x!quant.uniform<i8:f32, 0.0625>>) -> tensor<8x!quant.uniform<i8:f32, 0.00390625:-128>>
 // CHECK-NEXT:    %s_dq = quant.dcast %s_q
 
 // NOLUT-LABEL: func.func @lookup_table(
@@ -156,16 +156,17 @@ func.func @gemm_float_bias(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 // Must not fire where the pattern does not match: the softmax has no integer form
 // and stays a float island between its casts; the exp's result is read as a float
 // (no qcast), so the exp stays float too; a pad with a value other than zero has no
-// qnn.pad (which pads with the zero point) and stays float.
+// qnn.pad (which pads with the zero point) and stays float. Each records why, as
+// `irc.float`, which the partition's reasons quote.
 
 // CHECK-LABEL: func.func @float_islands(
 // CHECK-NEXT:    %x_q = quant.qcast %x
 // CHECK-NEXT:    %x_dq = quant.dcast %x_q
-// CHECK-NEXT:    %s = nn.softmax %x_dq
+// CHECK-NEXT:    %s = nn.softmax %x_dq {axis = 0, irc.float = "nn.softmax has no integer lowering"}
 // CHECK-NEXT:    %s_q = quant.qcast %s
 // CHECK-NEXT:    %s_dq = quant.dcast %s_q
-// CHECK-NEXT:    %e = nn.exp %s_dq
-// CHECK-NEXT:    %p = nn.pad %x_dq {pads = [1, 1], value = 1.0}
+// CHECK-NEXT:    %e = nn.exp %s_dq {irc.float = "result #0 is read as a float"}
+// CHECK-NEXT:    %p = nn.pad %x_dq {pads = [1, 1], value = 1.0, irc.float = "it pads with 1.0, not with zero"}
 // CHECK-NEXT:    %p_q = quant.qcast %p
 // expected-remark @+1 {{lower-to-qnn: 0 ops lowered, 3 float}}
 func.func @float_islands(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<6x!quant.uniform<i8:f32, 0.5>>) {

@@ -1,4 +1,4 @@
-// RUN: irc-opt %s --split-input-file --target=npu-demo -p plan-tiles,lower-to-tile --verify-diagnostics | FileCheck %s
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/npu-demo-all-ops.toml -p plan-tiles,lower-to-tile --verify-diagnostics | FileCheck %s
 // RUN: not irc-opt %s --split-input-file --target=%S/Inputs/tiling-small-sram.toml -p lower-to-tile 2>&1 | FileCheck %s --check-prefix=SMALL
 
 // `lower-to-tile` after `plan-tiles` on npu-demo (SRAM banks of 128 KiB: input at 0,

@@ -4,7 +4,7 @@
 // RUN: not irc-opt %s --split-input-file -p 'partition{target=npu-demo mode=fast}' 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not irc-opt %s --split-input-file -p 'partition{targets=npu-demo}' 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: not irc-opt %s --split-input-file -p 'partition{target=npu-demo report=%s/report.json}' 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: irc-opt %s --split-input-file -p 'partition{target=npu-demo}' --verify-diagnostics
+// RUN: irc-opt %s --split-input-file -p 'partition{target=%S/Inputs/npu-demo-fp16.toml}' --verify-diagnostics
 
 // Errors of `partition`: options, targets and report paths are reported as
 // diagnostics (exit status 1, no traceback); IR that was partitioned before is
@@ -28,7 +28,7 @@
 // REPORT:      partition-errors.mlir/report.json: error: cannot write the partition report '{{.*}}partition-errors.mlir/report.json':
 // REPORT-NEXT:   hint: give partition{report=PATH} a path in a writable directory
 
-// expected-remark @+1 {{partition: target npu-demo, mode support: 1/1 ops on the NPU}}
+// expected-remark @+1 {{partition: target npu-demo-fp16, mode support: 1/1 ops on the NPU}}
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = nn.relu %x : tensor<4xf32>
   func.return %r : tensor<4xf32>

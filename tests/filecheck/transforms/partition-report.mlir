@@ -1,6 +1,6 @@
-// RUN: irc-opt %s --target=npu-demo -p 'partition{report=%t.json}' 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: irc-opt %s --target=%S/Inputs/npu-demo-fp16.toml -p 'partition{report=%t.json}' 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
-// RUN: irc-opt %s -p 'partition{target=npu-demo mode=cost report=%t.txt}' 2>&1 >/dev/null | FileCheck %s --check-prefix=COST-REMARK
+// RUN: irc-opt %s -p 'partition{target=%S/Inputs/npu-demo-fp16.toml mode=cost report=%t.txt}' 2>&1 >/dev/null | FileCheck %s --check-prefix=COST-REMARK
 // RUN: FileCheck %s --check-prefix=TEXT < %t.txt
 
 // The report of `partition`: the remark (the summary at the function, a note at each
@@ -17,19 +17,19 @@
 // In cost mode the final relu moves: a transition (50 us) and two 64-byte copies
 // (0.064 us) against a gain of 64 / 0.5 G/s - 0.008 us = 0.120 us.
 
-// REMARK:      partition-report.mlir:[[# @LINE + 97]]:1: remark: partition: target npu-demo, mode support: 2/4 ops on the NPU (50.0%), 94.1% of MACs, 2 NPU subgraphs, 2 transitions, 2 fallback ops
-// REMARK-NEXT: partition-report.mlir:[[# @LINE + 99]]:3: note: on the CPU: nn.lrn: not in target npu-demo's support table
-// REMARK-NEXT: partition-report.mlir:[[# @LINE + 99]]:3: note: on the CPU: nn.conv stride 3x3: target npu-demo supports strides 1, 2
+// REMARK:      partition-report.mlir:[[# @LINE + 99]]:1: remark: partition: target npu-demo-fp16, mode support: 2/4 ops on the NPU (50.0%), 94.1% of MACs, 2 NPU subgraphs, 2 transitions, 2 fallback ops
+// REMARK-NEXT: partition-report.mlir:[[# @LINE + 101]]:3: note: on the CPU: nn.lrn: not in target npu-demo-fp16's support table
+// REMARK-NEXT: partition-report.mlir:[[# @LINE + 101]]:3: note: on the CPU: nn.conv stride 3x3: target npu-demo-fp16 supports strides 1, 2
 // REMARK-NOT:  {{.}}
 
-// COST-REMARK:      remark: partition: target npu-demo, mode cost: 1/4 ops on the NPU (25.0%), 94.1% of MACs, 1 NPU subgraph, 1 transition, 3 fallback ops
-// COST-REMARK-NEXT: note: on the CPU: nn.lrn: not in target npu-demo's support table
-// COST-REMARK-NEXT: note: on the CPU: nn.conv stride 3x3: target npu-demo supports strides 1, 2
-// COST-REMARK-NEXT: partition-report.mlir:[[# @LINE + 94]]:3: note: on the CPU: moved to the CPU by the cost model: transfers cost 50.064 us, gain 0.120 us
+// COST-REMARK:      remark: partition: target npu-demo-fp16, mode cost: 1/4 ops on the NPU (25.0%), 94.1% of MACs, 1 NPU subgraph, 1 transition, 3 fallback ops
+// COST-REMARK-NEXT: note: on the CPU: nn.lrn: not in target npu-demo-fp16's support table
+// COST-REMARK-NEXT: note: on the CPU: nn.conv stride 3x3: target npu-demo-fp16 supports strides 1, 2
+// COST-REMARK-NEXT: partition-report.mlir:[[# @LINE + 96]]:3: note: on the CPU: moved to the CPU by the cost model: the host computes it 0.120 us slower than the NPU, the copies and transitions take 50.064 us less: 49.944 us saved
 
 // JSON:      {
 // JSON-NEXT:   "schema": "irc-partition-report/1",
-// JSON-NEXT:   "target": "npu-demo",
+// JSON-NEXT:   "target": "npu-demo-fp16",
 // JSON-NEXT:   "mode": "support",
 // JSON-NEXT:   "ops": {
 // JSON-NEXT:     "total": 4,
@@ -83,24 +83,25 @@
 // JSON-NEXT:       "function": "main",
 // JSON-NEXT:       "op": "nn.lrn",
 // JSON-NEXT:       "node": null,
-// JSON-NEXT:       "location": "{{.*}}partition-report.mlir:[[# @LINE + 34]]:3",
+// JSON-NEXT:       "location": "{{.*}}partition-report.mlir:[[# @LINE + 36]]:3",
 // JSON-NEXT:       "reasons": [
-// JSON-NEXT:         "nn.lrn: not in target npu-demo's support table"
+// JSON-NEXT:         "nn.lrn: not in target npu-demo-fp16's support table",
+// JSON-NEXT:         "nn.lrn: irc has no NPU lowering of it"
 // JSON-NEXT:       ]
 // JSON-NEXT:     },
 // JSON-NEXT:     {
 // JSON-NEXT:       "function": "main",
 // JSON-NEXT:       "op": "nn.conv",
 // JSON-NEXT:       "node": null,
-// JSON-NEXT:       "location": "{{.*}}partition-report.mlir:[[# @LINE + 26]]:3",
+// JSON-NEXT:       "location": "{{.*}}partition-report.mlir:[[# @LINE + 27]]:3",
 // JSON-NEXT:       "reasons": [
-// JSON-NEXT:         "nn.conv stride 3x3: target npu-demo supports strides 1, 2"
+// JSON-NEXT:         "nn.conv stride 3x3: target npu-demo-fp16 supports strides 1, 2"
 // JSON-NEXT:       ]
 // JSON-NEXT:     }
 // JSON-NEXT:   ]
 // JSON-NEXT: }
 
-// TEXT:      Partition report: target npu-demo, mode cost
+// TEXT:      Partition report: target npu-demo-fp16, mode cost
 // TEXT-NEXT:   NPU coverage: 1 of 4 ops (25.0%), 147,456 of 156,672 MACs (94.1%)
 // TEXT-NEXT:   NPU subgraphs: 1
 // TEXT-NEXT:   transitions: 1
@@ -108,17 +109,18 @@
 // TEXT-NEXT:   estimated time: NPU 2.504 us, CPU 6.912 us, transfers 51.024 us, total 60.440 us
 // TEXT-NEXT:   @main_npu0 (from @main): 1 op, 147,456 MACs
 // TEXT-NEXT:   fallback ops: 3
-// TEXT-NEXT:     nn.lrn at {{.*}}partition-report.mlir:[[# @LINE + 9]]:3 in @main
-// TEXT-NEXT:       - nn.lrn: not in target npu-demo's support table
+// TEXT-NEXT:     nn.lrn at {{.*}}partition-report.mlir:[[# @LINE + 10]]:3 in @main
+// TEXT-NEXT:       - nn.lrn: not in target npu-demo-fp16's support table
+// TEXT-NEXT:       - nn.lrn: irc has no NPU lowering of it
 // TEXT-NEXT:     nn.conv at {{.*}}partition-report.mlir:[[# @LINE + 8]]:3 in @main
-// TEXT-NEXT:       - nn.conv stride 3x3: target npu-demo supports strides 1, 2
+// TEXT-NEXT:       - nn.conv stride 3x3: target npu-demo-fp16 supports strides 1, 2
 // TEXT-NEXT:     nn.relu at {{.*}}partition-report.mlir:[[# @LINE + 7]]:3 in @main
-// TEXT-NEXT:       - moved to the CPU by the cost model: transfers cost 50.064 us, gain 0.120 us
-func.func @main(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x2x2xf32> {
-  %w = nn.constant dense<0.1> : tensor<16x16x3x3xf32>
-  %a = nn.conv %x, %w {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
-  %n = nn.lrn %a {size = 3} : tensor<1x16x8x8xf32>
-  %s = nn.conv %n, %w {strides = [3, 3]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x2x2xf32>
-  %r = nn.relu %s : tensor<1x16x2x2xf32>
-  func.return %r : tensor<1x16x2x2xf32>
+// TEXT-NEXT:       - moved to the CPU by the cost model: the host computes it 0.120 us slower than the NPU, the copies and transitions take 50.064 us less: 49.944 us saved
+func.func @main(%x: tensor<1x8x8x16xf32>) -> tensor<1x2x2x16xf32> {
+  %w = nn.constant dense<0.1> : tensor<16x3x3x16xf32>
+  %a = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x8x8x16xf32>
+  %n = nn.lrn %a {layout = "nhwc", size = 3} : tensor<1x8x8x16xf32>
+  %s = nn.conv %n, %w {layout = "nhwc", strides = [3, 3]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x2x2x16xf32>
+  %r = nn.relu %s : tensor<1x2x2x16xf32>
+  func.return %r : tensor<1x2x2x16xf32>
 }

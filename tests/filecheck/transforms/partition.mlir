@@ -1,5 +1,5 @@
-// RUN: irc-opt %s --split-input-file --target=npu-demo -p partition --verify-each-numerics --numerics-rtol=0 --numerics-atol=0 | FileCheck %s
-// RUN: irc-opt %s --split-input-file --target=npu-demo -p partition --verify-diagnostics
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/npu-demo-fp16.toml -p partition --verify-each-numerics --numerics-rtol=0 --numerics-atol=0 | FileCheck %s
+// RUN: irc-opt %s --split-input-file --target=%S/Inputs/npu-demo-fp16.toml -p partition --verify-diagnostics
 
 // `partition` (support mode, the default) puts every nn op the target supports on the
 // NPU, outlines the NPU ops of each function into convex subgraphs
@@ -24,7 +24,7 @@
 // CHECK-NEXT:    %p = nn.max_pool %c {kernel_shape = [3, 3], layout = "nhwc", pads = [1, 1, 1, 1]} : tensor<1x8x8x16xf32>
 // CHECK-NEXT:    func.return %p : tensor<1x8x8x16xf32>
 // CHECK-NEXT:  }
-// expected-remark @+1 {{partition: target npu-demo, mode support: 2/2 ops on the NPU (100.0%), 100.0% of MACs, 1 NPU subgraph, 0 transitions, 0 fallback ops}}
+// expected-remark @+1 {{partition: target npu-demo-fp16, mode support: 2/2 ops on the NPU (100.0%), 100.0% of MACs, 1 NPU subgraph, 0 transitions, 0 fallback ops}}
 func.func @all_supported(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
   %w = nn.constant dense<0.1> : tensor<16x3x3x16xf32>
   %b = nn.constant dense<0.5> : tensor<16xf32>
@@ -62,7 +62,7 @@ func.func @all_supported(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
 func.func @one_unsupported_in_the_middle(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
   %w = nn.constant dense<0.1> : tensor<16x3x3x16xf32>
   %a = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x8x8x16xf32>
-  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo's support table}}
+  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo-fp16's support table}}
   %n = nn.lrn %a {layout = "nhwc", size = 3} : tensor<1x8x8x16xf32>
   %b = nn.conv %n, %w {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x8x8x16xf32>
   func.return %b : tensor<1x8x8x16xf32>
@@ -96,7 +96,7 @@ func.func @one_unsupported_in_the_middle(%x: tensor<1x8x8x16xf32>) -> tensor<1x8
 // expected-remark @+1 {{3/4 ops on the NPU (75.0%), no MACs, 2 NPU subgraphs, 2 transitions, 1 fallback op}}
 func.func @diamond(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %a = nn.relu %x : tensor<1x4x8x8xf32>
-  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo's support table}}
+  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo-fp16's support table}}
   %n = nn.lrn %a {size = 3} : tensor<1x4x8x8xf32>
   %c = nn.clip %a {min = 0.0, max = 6.0} : tensor<1x4x8x8xf32>
   %d = nn.add %n, %c : tensor<1x4x8x8xf32>
@@ -119,17 +119,17 @@ func.func @diamond(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // CHECK-NEXT:    func.return %d
 // CHECK:       func.func private @parallel_branches_npu0(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) attributes {irc.device = "npu"} {
 // CHECK-NEXT:    %a = nn.relu %x
-// CHECK-NEXT:    %b = nn.sigmoid %y
+// CHECK-NEXT:    %b = nn.clip %y {max = 6.0, min = 0.0}
 // CHECK-NEXT:    func.return %a, %b
 // expected-remark @+1 {{2/5 ops on the NPU (40.0%), no MACs, 1 NPU subgraph, 1 transition, 3 fallback ops}}
 func.func @parallel_branches(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %a = nn.relu %x : tensor<1x4x8x8xf32>
-  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo's support table}}
+  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo-fp16's support table}}
   %n = nn.lrn %a {size = 3} : tensor<1x4x8x8xf32>
-  %b = nn.sigmoid %y : tensor<1x4x8x8xf32>
-  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo's support table}}
+  %b = nn.clip %y {min = 0.0, max = 6.0} : tensor<1x4x8x8xf32>
+  // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo-fp16's support table}}
   %m = nn.lrn %b {size = 3} : tensor<1x4x8x8xf32>
-  // expected-note @+1 {{on the CPU: nn.div: not in target npu-demo's support table}}
+  // expected-note @+1 {{on the CPU: nn.div: not in target npu-demo-fp16's support table}}
   %d = nn.div %n, %m : tensor<1x4x8x8xf32>
   func.return %d : tensor<1x4x8x8xf32>
 }
@@ -181,7 +181,7 @@ func.func @fallbacks_at_the_ends(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32
 func.func @constant_on_both_sides(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
   %c = nn.constant dense<2.0> : tensor<1x4x2x2xf32>
   %a = nn.add %x, %c : tensor<1x4x2x2xf32>
-  // expected-note @+1 {{on the CPU: nn.div: not in target npu-demo's support table}}
+  // expected-note @+1 {{on the CPU: nn.div: not in target npu-demo-fp16's support table}}
   %d = nn.div %a, %c : tensor<1x4x2x2xf32>
   func.return %d : tensor<1x4x2x2xf32>
 }
@@ -210,8 +210,8 @@ func.func @nothing_supported(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 
 // Every function is partitioned; names already in the module are skipped
 // (@main_npu0 exists, so main's subgraph is @main_npu1). A call to another function
-// is host code: it splits @caller's NPU ops into two subgraphs, and is not counted
-// among the nn ops. The remark sits at the first function with nn ops.
+// is host code: it splits @caller's NPU ops into two subgraphs (irc runs no call on
+// the NPU). The remark sits at the first function with nn ops.
 // CHECK-LABEL: func.func @main_npu0() {
 // CHECK-LABEL: func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %x_npu = part.transfer %x {to = "npu"} : tensor<4xf32>
@@ -227,20 +227,21 @@ func.func @nothing_supported(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // CHECK-NEXT:    %c = part.transfer %c_npu {to = "cpu"} : tensor<4xf32>
 // CHECK-NEXT:    func.return %c : tensor<4xf32>
 // CHECK:       func.func private @caller_npu0(%x: tensor<4xf32>) -> tensor<4xf32> attributes {irc.device = "npu"} {
-// CHECK-NEXT:    %a = nn.abs %x
+// CHECK-NEXT:    %a = nn.relu %x
 // CHECK:       func.func private @caller_npu1(%b: tensor<4xf32>) -> tensor<4xf32> attributes {irc.device = "npu"} {
-// CHECK-NEXT:    %c = nn.neg %b
+// CHECK-NEXT:    %c = nn.relu %b
 func.func @main_npu0() {
   func.return
 }
-// expected-remark @+1 {{3/3 ops on the NPU (100.0%), no MACs, 3 NPU subgraphs, 2 transitions, 0 fallback ops}}
+// expected-remark @+1 {{3/4 ops on the NPU (75.0%), no MACs, 3 NPU subgraphs, 2 transitions, 1 fallback op}}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = nn.relu %x : tensor<4xf32>
   func.return %a : tensor<4xf32>
 }
 func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %a = nn.abs %x : tensor<4xf32>
+  %a = nn.relu %x : tensor<4xf32>
+  // expected-note @+1 {{on the CPU: func.call: irc has no NPU lowering of it}}
   %b = func.call @main(%a) : (tensor<4xf32>) -> tensor<4xf32>
-  %c = nn.neg %b : tensor<4xf32>
+  %c = nn.relu %b : tensor<4xf32>
   func.return %c : tensor<4xf32>
 }

@@ -1,5 +1,5 @@
-// RUN: irc-opt %s --target=npu-demo -p plan-ddr --verify-diagnostics | FileCheck %s
-// RUN: irc-opt %s --target=npu-demo -p 'plan-ddr{zero-copy=false in-place=false}' | FileCheck %s --check-prefix=NAIVE
+// RUN: irc-opt %s --target=%S/Inputs/npu-demo-all-ops.toml -p plan-ddr --verify-diagnostics | FileCheck %s
+// RUN: irc-opt %s --target=%S/Inputs/npu-demo-all-ops.toml -p 'plan-ddr{zero-copy=false in-place=false}' | FileCheck %s --check-prefix=NAIVE
 
 // `plan-ddr` on a small int8 function (npu-demo: buffers aligned to its 64-byte DMA
 // burst). Two 1x1 convs read %x (1 KiB); both results are written straight into

@@ -67,7 +67,7 @@ func.func @concat_union(%x: tensor<1x4xf32> {irc.name = "x"}, %y: tensor<1x4xf32
 
 // CHECK-LABEL: func.func @excluded(
 // CHECK-NEXT:    %w = nn.constant dense<{{.*}}> : tensor<2x2x1x1xf32>
-// CHECK-NEXT:    %c = nn.conv %x, %w : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT:    %c = nn.conv %x, %w {irc.float = "excluded by name ('skipped')"} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
 // CHECK-NEXT:    %c_q = quant.qcast %c
 // CHECK-NEXT:    %c_dq = quant.dcast %c_q
 // CHECK-NEXT:    %s = nn.sigmoid %c_dq
@@ -112,7 +112,7 @@ func.func @no_statistics(%x: tensor<4xf32> {irc.name = "x"}) -> tensor<4xf32> {
 // CHECK:         %g = nn.gemm %x_dq, %w_q {trans_b = true}
 // CHECK-NEXT:    %g_q = quant.qcast %g
 // CHECK-NEXT:    %g_dq = quant.dcast %g_q
-// CHECK-NEXT:    %p = nn.softmax %g_dq {axis = 1}
+// CHECK-NEXT:    %p = nn.softmax %g_dq {axis = 1, irc.float = "nn.softmax has no quantized form"}
 // CHECK-NEXT:    %r = nn.reshape %p
 // CHECK-NEXT:    func.return %r
 func.func @gemm_softmax(%x: tensor<1x3xf32> {irc.name = "x"}) -> tensor<2xf32> {
@@ -131,7 +131,7 @@ func.func @gemm_softmax(%x: tensor<1x3xf32> {irc.name = "x"}) -> tensor<2xf32> {
 
 // CHECK-LABEL: func.func @fused_leaky_relu(
 // CHECK-NEXT:    %w = nn.constant
-// CHECK-NEXT:    %c = nn.conv %x, %w {activation = #nn.activation<leaky_relu alpha = 0.1>}
+// CHECK-NEXT:    %c = nn.conv %x, %w {activation = #nn.activation<leaky_relu alpha = 0.1>, irc.float = "its fused activation leaky_relu is not a clamp
 // CHECK-NEXT:    func.return %c
 func.func @fused_leaky_relu(%x: tensor<1x1x2x2xf32> {irc.name = "x"}) -> tensor<1x1x2x2xf32> {
   %w = nn.constant dense<[[[[0.5]]]]> : tensor<1x1x1x1xf32>

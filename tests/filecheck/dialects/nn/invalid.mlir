@@ -114,6 +114,14 @@ func.func @constant_of_shape_element_type() {
 
 // -----
 
+func.func @celu_alpha(%x: tensor<4xf32>) {
+  // expected-error @+1 {{alpha must not be 0 (celu divides by it)}}
+  %y = nn.celu %x {alpha = 0.0} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
 func.func @gelu_approximate(%x: tensor<4xf32>) {
   // expected-error @+1 {{'approximate' must be "none" or "tanh"}}
   %y = nn.gelu %x {approximate = "fast"} : tensor<4xf32>

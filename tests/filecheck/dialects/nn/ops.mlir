@@ -34,6 +34,8 @@ func.func @activations(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %leaky = nn.leaky_relu %leaky_default {alpha = 0.2} : tensor<2x8xf32>
   // CHECK-NEXT: %elu = nn.elu %leaky {alpha = 0.5} : tensor<2x8xf32>
   %elu = nn.elu %leaky {alpha = 0.5} : tensor<2x8xf32>
+  // CHECK-NEXT: %celu = nn.celu %elu {alpha = 2.0} : tensor<2x8xf32>
+  %celu = nn.celu %elu {alpha = 2.0} : tensor<2x8xf32>
   // CHECK-NEXT: %selu = nn.selu %elu : tensor<2x8xf32>
   %selu = nn.selu %elu : tensor<2x8xf32>
   // CHECK-NEXT: %selu_custom = nn.selu %selu {alpha = 1.5, gamma = 2.0} : tensor<2x8xf32>

@@ -1,4 +1,6 @@
-// RUN: rm -rf %t && irc-compile %s -o %t --calibration-samples 2 --no-progress 2>&1 | FileCheck %s
+// RUN: rm -rf %t && irc-compile %s -o %t --calibration-samples 2 --partition support --no-progress 2>&1 | FileCheck %s
+// RUN: rm -rf %t.cost && irc-compile %s -o %t.cost --calibration-samples 2 --no-progress 2>&1 | FileCheck %s --check-prefix=COST
+// RUN: FileCheck %s --check-prefix=COST-REPORT --input-file=%t.cost/report.md
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/manifest.json
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t/report.md
 // RUN: irc-run %t --random-inputs | FileCheck %s --check-prefix=EXEC
@@ -6,13 +8,21 @@
 // RUN: not irc-run %t --random-inputs --target=npu-demo 2>&1 | FileCheck %s --check-prefix=TARGET
 
 // irc-compile on float nn IR: a 3x3 conv (16 -> 16 channels) and its relu, calibrated
-// on 2 random samples (a warning says so), to a package and its reports.
-// CHECK:      warning: calibrated on 2 random normal samples (seed 0)
+// on 2 random samples (a warning says so), to a package and its reports; with
+// --partition support the conv runs on the NPU.
+// CHECK:      warning: quantize: calibrating on 2 random normal samples (seed 0)
 // CHECK:      options      -O2, int8 (minmax observer)
 // CHECK:      NPU          1 layer, 147,456 MACs (100.0%)
 // CHECK-NEXT: CPU          2 ops, 0 MACs (0.0%): quant.qcast, quant.dcast
 // CHECK:      time         106,440 cycles = 0.213 ms at 500 MHz
 // CHECK:      wrote {{.*}}: program.bin, weights.bin, target.toml, manifest.json, report.md, layers.csv, trace.json
+
+// By default (--partition cost) the conv runs on the host: two transitions of 50 us
+// cost more than the NPU saves on 147,456 MACs, and the package is faster so.
+// COST:      NPU          0 layers, 0 MACs (0.0%)
+// COST-NEXT: CPU          4 ops, 147,456 MACs (100.0%): quant.qcast, qnn.conv, qnn.requantize, quant.dcast
+// COST:      time         93,009 cycles
+// COST-REPORT: | qnn.conv | 147,456 | moved to the CPU by the cost model (with 1 other op): the host computes them {{.*}} us saved |
 
 // MANIFEST:      "format": "irc-package",
 // MANIFEST:      "inputs": [
@@ -22,8 +32,9 @@
 // MANIFEST:          "storage": "i8",
 // MANIFEST:      "options": {
 // MANIFEST:        "opt_level": 2,
+// MANIFEST-NEXT:   "partition": "support",
 // MANIFEST-NEXT:   "quantize": "int8"
-// MANIFEST:      "pipeline": "graph-opt{activations=relu,clip}, quantize int8, lower-to-qnn, builtin.module(plan-tiles{align-channels=true},plan-ddr,lower-to-tile,lower-to-npu{double-buffer=true})",
+// MANIFEST:      "pipeline": "builtin.module(graph-opt{layout=nhwc activations=relu,clip},prepare-quantize,quantize{calibration-samples=2 observer=minmax percentile=99.99 seed=0 activations=int8 weights=per-channel bias-correction=true},lower-to-qnn{target=npu-demo},partition{mode=support target=npu-demo outline=false},plan-tiles{target=npu-demo align-channels=true},plan-ddr{target=npu-demo zero-copy=true in-place=true},lower-to-tile{target=npu-demo},lower-to-npu{target=npu-demo double-buffer=true})",
 // MANIFEST:      "target": {
 // MANIFEST-NEXT:   "file": "target.toml",
 // MANIFEST-NEXT:   "name": "npu-demo"

@@ -1,0 +1,266 @@
+"""Data movement in the backend table: pads, transposes, slices and splits, concats.
+
+Each is a loop nest of copies through SRAM (a transpose permutes each tile on the
+vector unit; a concat input of another scale is requantized on its way): boxes of the
+output's leading axes by its last axis (`Elementwise`). Views (reshape, flatten,
+squeeze, unsqueeze, identity) move nothing: their entries have no lowering, and
+plan-ddr makes them their input's buffer.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from irc.dialects import nn, qnn, tile
+from irc.dialects.quant import quantized_element
+from irc.ir.fixed_point import IDENTITY_MULTIPLIER
+from irc.tiling.builder import (
+    Bounds,
+    Elementwise,
+    LayerBuilder,
+    buffer_element,
+    create,
+    elementwise_layer,
+    requant_params,
+)
+from irc.tiling.lowering import (
+    FunctionLowering,
+    Storage,
+    storage_element,
+    tensor_shape,
+    zero_point_of,
+)
+from irc.tiling.planner import REQUANT_PAIR_BYTES
+
+# --------------------------------------------------------------------------------------
+# Checks
+
+
+def check_slice(op: Operation) -> list[str]:
+    """A slice with unit steps."""
+    props = op.props()  # type: ignore[attr-defined]
+    starts = props.ints("starts") or []
+    steps = props.ints("steps") or [1] * len(starts)
+    if any(step != 1 for step in steps):
+        return [f"{op.name} steps {list(steps)}: irc copies slices with unit steps only"]
+    return []
+
+
+def check_pad(op: Operation) -> list[str]:
+    """A constant pad by its properties (no pads computed at run time)."""
+    mode = op.props().str("mode")  # type: ignore[attr-defined]
+    reasons = []
+    if mode not in (None, "constant"):
+        reasons.append(f'{op.name} mode="{mode}": irc pads with a constant only')
+    if len(op.operands) != 1:
+        reasons.append(f"{op.name} with pads computed at run time: irc pads by its properties")
+    return reasons
+
+
+def check_concat(op: Operation) -> list[str]:
+    """The inputs of a concat share the result's storage type, or a `qnn.concat`
+    rescales them to it."""
+    output = storage_element(op.results[0].type)
+    rescales = isinstance(op, qnn.ConcatOp) and op.props().ints("multipliers") is not None
+    for value in op.operands:
+        if storage_element(value.type) != output and not rescales:
+            return [
+                f"{op.name} of {storage_element(value.type)} into {output}: irc concatenates "
+                "values of one storage type"
+            ]
+    return []
+
+
+def check_transpose(op: Operation) -> list[str]:
+    """Any permutation (the vector unit permutes each tile)."""
+    return []
+
+
+# --------------------------------------------------------------------------------------
+# Lowerings
+
+
+def lower_transpose(lowering: FunctionLowering, op: nn.TransposeOp) -> None:
+    """A transpose: each output box is read as the input box it comes from (the same
+    origins and sizes, in the input's axis order) and permuted in SRAM."""
+    perm = list(op.props().ints("perm") or [])
+    shape = list(tensor_shape(op.result))
+    element = buffer_element(op.input)
+    plan = lowering.plan(op, elementwise_layer(op.name, op.name, shape, 1, element))
+    source, target = lowering.storage(op.input), lowering.storage(op.result)
+    tiled = Elementwise(lowering, plan, shape)
+    b, em = tiled.builder, tiled.builder.em
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        input_box = [0] * len(perm)
+        input_origins: list[SSAValue | int] = [0] * len(perm)
+        for axis, input_axis in enumerate(perm):
+            input_box[input_axis], input_origins[input_axis] = box[axis], origins[axis]
+        buffer = b.sram("input", input_box, element)
+        b.load(source, input_origins, buffer)
+        out = b.sram("output", box, element)
+        em.add(create(tile.TransposeOp, [buffer, out], perm=perm))
+        b.store(out, target, origins)
+
+    tiled.run(body)
+
+
+def lower_slices(lowering: FunctionLowering, op: nn.SliceOp | nn.SplitOp) -> None:
+    """A slice (unit steps) or a split: each result is a box of the input, copied
+    tile by tile."""
+    props = op.props()
+    source_shape = list(tensor_shape(op.operands[0]))
+    rank = len(source_shape)
+    starts_of: list[list[int]] = []
+    if isinstance(op, nn.SplitOp):
+        axis = (props.int("axis") or 0) % rank
+        start = 0
+        for result in op.results:
+            first = [0] * rank
+            first[axis] = start
+            starts_of.append(first)
+            start += tensor_shape(result)[axis]
+    else:
+        starts, ends = props.ints("starts") or [], props.ints("ends") or []
+        axes = props.ints("axes") or list(range(len(starts)))
+        first = [0] * rank
+        for axis, begin, end in zip(axes, starts, ends):
+            axis %= rank
+            first[axis] = nn.slice_bounds(source_shape[axis], begin, end, 1)[0]
+        starts_of.append(first)
+    element = buffer_element(op.operands[0])
+    source = lowering.storage(op.operands[0])
+    for result, first in zip(op.results, starts_of):
+        shape = list(tensor_shape(result))
+        if not all(shape):
+            continue  # an empty piece moves nothing
+        plan = lowering.plan(op, elementwise_layer(op.name, op.name, shape, 1, element))
+        target = lowering.storage(result)
+        tiled = Elementwise(lowering, plan, shape)
+        builder = tiled.builder
+
+        def body(bounds: Bounds, tiled: Elementwise = tiled, first: list[int] = first,
+                 target: Storage = target, builder: LayerBuilder = builder) -> None:  # fmt: skip
+            buffer = builder.sram("input", tiled.box(bounds), element)
+            builder.load(source, tiled.origins(bounds, first), buffer)
+            builder.store(buffer, target, tiled.origins(bounds))
+
+        tiled.run(body)
+
+
+def lower_pad(lowering: FunctionLowering, op: qnn.PadOp) -> None:
+    """A constant pad: each output box is a copy of the input box it comes from, the
+    part outside the input written with the zero point."""
+    props = op.props()
+    shape = list(tensor_shape(op.result))
+    rank = len(shape)
+    pads = list(props.ints("pads") or [0] * 2 * rank)
+    element = buffer_element(op.input)
+    layer = elementwise_layer(op.name, op.name, shape, 1, element)
+    plan = lowering.plan(op, layer)
+    # Boxes reach past the input into the padding: it must be a buffer of its own.
+    source, target = lowering.whole(op.input), lowering.storage(op.result)
+    tiled = Elementwise(lowering, plan, shape)
+    b = tiled.builder
+
+    def body(bounds: Bounds) -> None:
+        buffer = b.sram("input", tiled.box(bounds), element)
+        b.load(source, tiled.origins(bounds, [-p for p in pads[:rank]]), buffer,
+               pad=zero_point_of(op.input))  # fmt: skip
+        b.store(buffer, target, tiled.origins(bounds))
+
+    tiled.run(body)
+
+
+def lower_concat(lowering: FunctionLowering, op: qnn.ConcatOp | nn.ConcatOp) -> None:
+    """Each input not already written into its slice (zero-copy) is copied there,
+    rescaled to the result's type when it has another (`qnn`)."""
+    props = op.props()
+    result = op.results[0]
+    shape = list(tensor_shape(result))
+    axis = (props.int("axis") or 0) % len(shape)
+    output_element = buffer_element(result)
+    multipliers, shifts = None, None
+    if isinstance(op, qnn.ConcatOp):
+        multipliers, shifts = props.ints("multipliers"), props.ints("shifts")
+    target = lowering.storage(result)
+    start = 0
+    for index, value in enumerate(op.operands):
+        value_shape = list(tensor_shape(value))
+        element = buffer_element(value)
+        rescale = multipliers is not None and shifts is not None
+        identity = (multipliers[index], shifts[index]) == IDENTITY_MULTIPLIER if (
+            rescale and multipliers and shifts
+        ) else True  # fmt: skip
+        same = value.type == result.type or (
+            quantized_element(value.type) == quantized_element(result.type)
+        )
+        needs_rescale = rescale and not (identity and same)
+        source = lowering.storage(value)
+        base = list(target.base)
+        base[axis] += start
+        slot = Storage(target.buffer, tuple(base), tuple(value_shape))
+        start += value_shape[axis]
+        in_place = source.buffer == slot.buffer and source.base == slot.base
+        if in_place and not needs_rescale:
+            continue  # written by its producer into the slice
+        pair = (multipliers[index], shifts[index]) if multipliers and shifts else None
+        _copy_into(lowering, op, source, slot, value, element, output_element,
+                   pair if needs_rescale else None, zero_point_of(result))  # fmt: skip
+
+
+def _copy_into(
+    lowering: FunctionLowering,
+    op: Operation,
+    source: Storage,
+    target: Storage,
+    value: SSAValue,
+    element: Attribute,
+    output_element: Attribute,
+    rescale: tuple[int, int] | None,
+    output_zero_point: int,
+) -> None:
+    """Copy (and rescale) a value into a box of another buffer, tile by tile via SRAM."""
+    shape = list(target.shape)
+    pair_bytes = REQUANT_PAIR_BYTES if rescale is not None else 0
+    layer = elementwise_layer(
+        op.name, op.name, shape, 1, element, pair_bytes, output_element=output_element
+    )
+    plan = lowering.plan(op, layer)
+    tiled = Elementwise(lowering, plan, shape)
+    b, em = tiled.builder, tiled.builder.em
+    params: Storage | None = None
+    if rescale is not None:
+        array = requant_params([rescale[0]], [rescale[1]])
+        params = Storage(lowering.constant_buffer(array, i32), (0, 0), (1, 2))
+    state: dict[str, SSAValue] = {}
+
+    def load_params(bounds: Bounds) -> None:
+        assert params is not None
+        buffer = b.sram("parameters", [1, 2], i32)
+        b.load(params, [0, 0], buffer)
+        state["params"] = buffer
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        buffer = b.sram("input", box, element)
+        b.load(source, origins, buffer)
+        if params is None:
+            b.store(buffer, target, origins)
+            return
+        out = b.sram("output", box, output_element)
+        em.add(
+            create(
+                tile.RequantizeOp,
+                [buffer, state["params"], out],
+                input_zero_point=zero_point_of(value) or None,
+                output_zero_point=output_zero_point or None,
+            )
+        )
+        b.store(out, target, origins)
+
+    if params is not None:
+        b.at([], load_params)
+    tiled.run(body)

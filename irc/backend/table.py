@@ -1,0 +1,292 @@
+"""The backend table: one entry per kind of op that irc runs on an NPU.
+
+Read it top to bottom: each `Entry` names the op classes of its kind, what the NPU
+does with them, irc's own check of an instance, the layer model the tile planner
+plans, the lowering to the tile level, and the commands that lowering emits (see
+`irc.backend` for what each field means and who reads it). `COMMANDS` pairs each
+tile compute op with the `npu` command it becomes and that command's cost on the
+vector unit; MAC commands are timed from their shapes (irc/sim/timing.py).
+
+An op kind that has no entry here runs on the host, whatever the target's support
+table says: `place` gives "irc has no NPU lowering of it" as the reason.
+"""
+
+from __future__ import annotations
+
+import math
+
+from irc.backend import CommandSpec, Entry
+from irc.backend.mac import check_conv, check_gemm, conv_layer, gemm_layer, lower_conv, lower_gemm
+from irc.backend.movement import (
+    check_concat,
+    check_pad,
+    check_slice,
+    lower_concat,
+    lower_pad,
+    lower_slices,
+    lower_transpose,
+)
+from irc.backend.vector import (
+    check_float_elementwise,
+    check_pool,
+    check_requantize,
+    clamp_key,
+    elementwise_op_layer,
+    emit_add,
+    emit_clamp,
+    emit_float_binary,
+    emit_float_clamp,
+    emit_mul,
+    lower_lut,
+    lower_pool,
+    lower_requantize,
+    lower_with,
+    lut_key,
+    pool_layer,
+)
+from irc.dialects import nn, npu, part, qnn, tile
+
+# --------------------------------------------------------------------------------------
+# The commands: each tile compute op, the npu command of the same fields, its engine
+# and, on the vector unit, (what it reads, what it writes, cycles per output element)
+
+CONV = CommandSpec(tile.ConvOp, npu.ConvOp, "mac")
+MATMUL = CommandSpec(tile.MatmulOp, npu.MatmulOp, "mac")
+FILL = CommandSpec(tile.FillOp, npu.FillOp, "vector", lambda op: ([], [op.target], 1))
+POOL = CommandSpec(
+    tile.PoolOp,
+    npu.PoolOp,
+    "vector",
+    lambda op: ([op.input], [op.output], math.prod(op.props().ints("kernel_shape") or [1, 1])),
+)
+REQUANTIZE = CommandSpec(
+    tile.RequantizeOp, npu.RequantizeOp, "vector", lambda op: ([op.acc, op.params], [op.output], 1)
+)
+ADD = CommandSpec(tile.AddOp, npu.AddOp, "vector", lambda op: ([op.lhs, op.rhs], [op.output], 2))
+MUL = CommandSpec(tile.MulOp, npu.MulOp, "vector", lambda op: ([op.lhs, op.rhs], [op.output], 2))
+ADDF = CommandSpec(tile.AddFOp, npu.AddFOp, "vector", lambda op: ([op.lhs, op.rhs], [op.output], 2))
+MULF = CommandSpec(tile.MulFOp, npu.MulFOp, "vector", lambda op: ([op.lhs, op.rhs], [op.output], 2))
+CLAMP = CommandSpec(tile.ClampOp, npu.ClampOp, "vector", lambda op: ([op.input], [op.output], 1))
+TRANSPOSE = CommandSpec(
+    tile.TransposeOp, npu.TransposeOp, "vector", lambda op: ([op.input], [op.output], 1)
+)
+LUT = CommandSpec(
+    tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
+)
+
+COMMANDS = (CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, LUT)
+"""Every tile compute op that becomes a command (copies become `npu.dma`s: the stream
+lowering's own, irc/stream/lowering.py)."""
+
+# A MAC layer clears its accumulator when K is split, adds its bias and requantizes
+# its accumulator tile as it leaves the array (the command's output stage).
+_MAC_STAGE = (FILL, REQUANTIZE, CLAMP)
+
+# --------------------------------------------------------------------------------------
+# The entries
+
+ENTRIES: tuple[Entry, ...] = (
+    # ---- the MAC array
+    Entry(
+        "conv",
+        (qnn.ConvOp, nn.ConvOp),
+        "convolution (grouped, depthwise; 1-D, 2-D) on the MAC array, requantized as it "
+        "leaves the array",
+        check=check_conv,
+        layer=conv_layer,
+        lower=lower_conv,
+        accumulates=True,
+        commands=(CONV, *_MAC_STAGE),
+    ),
+    Entry(
+        "conv_transpose",
+        (qnn.ConvTransposeOp, nn.ConvTransposeOp),
+        "the stride-1 conv of the flipped kernel over the input with zero points inserted",
+        check=check_conv,
+        layer=conv_layer,
+        lower=lower_conv,
+        accumulates=True,
+        commands=(CONV, *_MAC_STAGE),
+    ),
+    Entry(
+        "gemm",
+        (qnn.GemmOp, nn.GemmOp),
+        "a 1x1 conv over M rows of K channels, with its bias",
+        check=check_gemm,
+        layer=gemm_layer,
+        lower=lower_gemm,
+        accumulates=True,
+        commands=(MATMUL, *_MAC_STAGE),
+    ),
+    Entry(
+        "matmul",
+        (qnn.MatMulOp, nn.MatMulOp),
+        "weights or another layer's activations (with their zero point) as the right side",
+        check=check_gemm,
+        layer=gemm_layer,
+        lower=lower_gemm,
+        accumulates=True,
+        commands=(MATMUL, *_MAC_STAGE),
+    ),
+    # ---- the vector unit: pooling
+    Entry(
+        "max_pool",
+        (qnn.MaxPoolOp, nn.MaxPoolOp),
+        "a depthwise window of max on the vector unit, padding below every value",
+        check=check_pool,
+        layer=pool_layer,
+        lower=lower_pool,
+        commands=(POOL,),
+    ),
+    Entry(
+        "average_pool",
+        (qnn.AveragePoolOp, nn.AveragePoolOp),
+        "a depthwise window of sums on the vector unit, divided with rounding",
+        check=check_pool,
+        layer=pool_layer,
+        lower=lower_pool,
+        commands=(POOL,),
+    ),
+    Entry(
+        "global_average_pool",
+        (qnn.GlobalAveragePoolOp, nn.GlobalAveragePoolOp),
+        "one window over the whole image",
+        check=check_pool,
+        layer=pool_layer,
+        lower=lower_pool,
+        commands=(POOL,),
+    ),
+    # ---- the vector unit: elementwise
+    Entry(
+        "add",
+        (qnn.AddOp,),
+        "both inputs rescaled to one scale, added and requantized (broadcasting)",
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_add),
+        in_place=True,
+        commands=(ADD,),
+    ),
+    Entry(
+        "add",
+        (nn.AddOp,),
+        "a float add (broadcasting), its fused relu or clip a clamp",
+        check=check_float_elementwise,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_float_binary),
+        in_place=True,
+        commands=(ADDF, CLAMP),
+    ),
+    Entry(
+        "mul",
+        (qnn.MulOp,),
+        "the product of the centred inputs, requantized (broadcasting)",
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_mul),
+        in_place=True,
+        commands=(MUL,),
+    ),
+    Entry(
+        "mul",
+        (nn.MulOp,),
+        "a float mul (broadcasting), its fused relu or clip a clamp",
+        check=check_float_elementwise,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_float_binary),
+        in_place=True,
+        commands=(MULF, CLAMP),
+    ),
+    Entry(
+        "clamp",
+        (qnn.ClampOp,),
+        "an int8 relu or clip: the stored values clamped (the support table's relu or clip)",
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_clamp),
+        in_place=True,
+        commands=(CLAMP,),
+        support_key=clamp_key,
+    ),
+    Entry(
+        "relu",
+        (nn.ReluOp,),
+        "a float relu: a clamp",
+        check=check_float_elementwise,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_float_clamp),
+        in_place=True,
+        commands=(CLAMP,),
+    ),
+    Entry(
+        "clip",
+        (nn.ClipOp,),
+        "a float clip: a clamp",
+        check=check_float_elementwise,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_float_clamp),
+        in_place=True,
+        commands=(CLAMP,),
+    ),
+    Entry(
+        "lut",
+        (qnn.LutOp,),
+        "an int8 function through the 256-entry lookup table (the support table's entry "
+        "of the function it tabulates)",
+        layer=elementwise_op_layer,
+        lower=lower_lut,
+        in_place=True,
+        commands=(LUT,),
+        support_key=lut_key,
+    ),
+    Entry(
+        "requantize",
+        (qnn.RequantizeOp,),
+        "a rescale to another type on the vector unit (alone; a MAC layer's own is its "
+        "output stage)",
+        check=check_requantize,
+        layer=elementwise_op_layer,
+        lower=lower_requantize,
+        in_place=True,
+        commands=(REQUANTIZE,),
+    ),
+    # ---- data movement: copies through SRAM
+    Entry(
+        "pad",
+        (qnn.PadOp,),
+        "boxes of the input copied into the output, the rest filled with the zero point",
+        check=check_pad,
+        lower=lower_pad,
+        commands=(FILL,),
+    ),
+    Entry(
+        "transpose",
+        (nn.TransposeOp,),
+        "each output tile read as its input box and permuted on the vector unit",
+        lower=lower_transpose,
+        commands=(TRANSPOSE,),
+    ),
+    Entry(
+        "slice", (nn.SliceOp,), "a box of the input, copied", check=check_slice, lower=lower_slices
+    ),
+    Entry("split", (nn.SplitOp,), "each result a box of the input, copied", lower=lower_slices),
+    Entry(
+        "concat",
+        (qnn.ConcatOp, nn.ConcatOp),
+        "each input written into its slice (by its producer: zero-copy), rescaled if needed",
+        check=check_concat,
+        lower=lower_concat,
+        gathers=True,
+        commands=(REQUANTIZE,),
+    ),
+    # ---- views: the input's buffer, nothing moves
+    Entry("reshape", (nn.ReshapeOp,), "a view of the input's buffer", view=True),
+    Entry("flatten", (nn.FlattenOp,), "a view of the input's buffer", view=True),
+    Entry("squeeze", (nn.SqueezeOp,), "a view of the input's buffer", view=True),
+    Entry("unsqueeze", (nn.UnsqueezeOp,), "a view of the input's buffer", view=True),
+    Entry("identity", (nn.IdentityOp,), "a view of the input's buffer", view=True),
+    Entry(
+        "transfer",
+        (part.TransferOp,),
+        "a copy between host and NPU memory, which share DDR: the same buffer",
+        view=True,
+    ),
+)
+"""Every kind of op irc runs on an NPU, in the order of docs/architecture.md's table."""

@@ -1,0 +1,26 @@
+"""Targets for tests of the lowerings: a preset's machine with a support table that
+takes every op.
+
+The lowering tests exercise what irc's tile level can do (grouped convs, large kernels,
+float layers), not what one target's support table allows; `every_op_supported`
+keeps a preset's MAC array, memories and engines and lifts its support table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+from irc.targets import DataTypes, OpSupport, Target
+from irc.targets.schema import OP_LIMITS
+
+
+def every_op_supported(target: Target) -> Target:
+    """`target` with every kind of op in its support table, without limits, and fp16
+    (so that float layers may run on its NPU too)."""
+    return dataclasses.replace(
+        target,
+        source=f"{target.source} (every op supported)",
+        data_types=DataTypes(int8=True, int16=target.data_types.int16, fp16=True),
+        ops=MappingProxyType({kind: OpSupport(kind) for kind in OP_LIMITS}),
+    )
