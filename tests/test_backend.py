@@ -12,16 +12,14 @@ import dataclasses
 from pathlib import Path
 from types import MappingProxyType
 
+from test_cost import ops_of
 from xdsl.dialects.builtin import StringAttr
-from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
 from irc import backend
 from irc.backend import cost
 from irc.backend.table import COMMANDS, ENTRIES
 from irc.dialects import npu, tile
-from irc.ir.context import make_context
-from irc.ir.io import parse_module, verify_module
 from irc.targets import OpSupport, Target, load_target, parse_target
 from irc.targets.schema import OP_LIMITS
 
@@ -29,20 +27,6 @@ PRESETS = Path(__file__).resolve().parents[1] / "irc" / "targets" / "presets"
 
 I8 = "!quant.uniform<i8:f32, 0.1:-3>"
 W8 = "!quant.uniform<i8<-127:127>:f32, 0.01>"
-
-
-def ops_of(body: str, arguments: str) -> dict[str, Operation]:
-    """Parse `func.func @f(<arguments>) { <body> }` and return its ops by the name of
-    their first result."""
-    text = f"func.func @f({arguments}) {{\n{body}\n}}"
-    module = parse_module(text, make_context(), "backend-test.mlir")
-    verify_module(module)
-    function = next(op for op in module.ops if isinstance(op, FuncOp))
-    return {
-        op.results[0].name_hint: op
-        for op in function.body.block.ops
-        if op.results and op.results[0].name_hint
-    }
 
 
 def conv_ops(strides: int) -> dict[str, Operation]:
@@ -53,7 +37,6 @@ def conv_ops(strides: int) -> dict[str, Operation]:
   %w = qnn.constant dense<1> : tensor<8x3x3x4xi8> to tensor<8x3x3x4x{W8}>
   %acc = qnn.conv %x, %w {{layout = "nhwc", pads = [1, 1, 1, 1], strides = [{strides}, {strides}]}} : (tensor<1x12x12x4x{I8}>, tensor<8x3x3x4x{W8}>) -> tensor<1x{out}x{out}x8xi32>
   %y = qnn.requantize %acc {{multiplier = [1073741824], shift = [3]}} : (tensor<1x{out}x{out}x8xi32>) -> tensor<1x{out}x{out}x8x{I8}>
-  func.return
 """,
         f"%x: tensor<1x12x12x4x{I8}>",
     )
@@ -161,7 +144,6 @@ def test_float_ops_need_a_target_that_computes_in_float() -> None:
   %w = nn.constant dense<0.5> : tensor<8x3x3x4xf32>
   %y = nn.conv %x, %w {layout = "nhwc", pads = [1, 1, 1, 1], irc.float = "excluded by name ('c1')"} : (tensor<1x8x8x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x8x8x8xf32>
   %s = nn.softmax %y : tensor<1x8x8x8xf32>
-  func.return
 """,
         "%x: tensor<1x8x8x4xf32>",
     )
@@ -182,7 +164,6 @@ def test_irc_checks_what_its_lowering_takes() -> None:
         f"""
   %w = qnn.constant dense<1> : tensor<8x4x3x3xi8> to tensor<8x4x3x3x{W8}>
   %acc = qnn.conv %x, %w {{pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8x{I8}>, tensor<8x4x3x3x{W8}>) -> tensor<1x8x8x8xi32>
-  func.return
 """,
         f"%x: tensor<1x4x8x8x{I8}>",
     )
@@ -198,7 +179,6 @@ def test_a_matmul_of_two_activations_runs_where_the_target_takes_it() -> None:
     ops = ops_of(
         f"""
   %acc = qnn.matmul %p, %v : (tensor<1x16x8x{a}>, tensor<1x8x32x{b}>) -> tensor<1x16x32xi32>
-  func.return
 """,
         f"%p: tensor<1x16x8x{a}>, %v: tensor<1x8x32x{b}>",
     )
@@ -217,7 +197,6 @@ def test_integer_ops_are_asked_about_by_what_they_compute() -> None:
   %r = qnn.clamp %x {{clamp_min = -3}} : tensor<8x{I8}>
   %c = qnn.clamp %x {{clamp_min = -3, clamp_max = 57}} : tensor<8x{I8}>
   %s = qnn.lut %x {{function = "gelu", table = {list(range(-128, 128))}}} : (tensor<8x{I8}>) -> tensor<8x{I8}>
-  func.return
 """,
         f"%x: tensor<8x{I8}>",
     )
@@ -244,7 +223,6 @@ def test_host_only_ops_say_why() -> None:
         f"""
   %q = quant.qcast %x : tensor<8xf32> to tensor<8x{I8}>
   %d = quant.dcast %q : tensor<8x{I8}> to tensor<8xf32>
-  func.return
 """,
         "%x: tensor<8xf32>",
     )
@@ -279,7 +257,6 @@ def test_macs_of_integer_ops_are_those_of_their_float_forms() -> None:
         f"""
   %w = qnn.constant dense<1> : tensor<32x16xi8> to tensor<32x16x{W8}>
   %acc = qnn.matmul %x, %w : (tensor<1x8x32x{I8}>, tensor<32x16x{W8}>) -> tensor<1x8x16xi32>
-  func.return
 """,
         f"%x: tensor<1x8x32x{I8}>",
     )
@@ -294,7 +271,6 @@ def test_macs_of_a_tile_step() -> None:
   %w = tile.alloc : memref<16x3x3x4xi8, {space}>
   %a = tile.alloc : memref<1x4x12x16xi32, {space}>
   tile.conv %i, %w, %a : memref<1x6x14x4xi8, {space}>, memref<16x3x3x4xi8, {space}>, memref<1x4x12x16xi32, {space}>
-  func.return
 """,
         "",
     )

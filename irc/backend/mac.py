@@ -212,18 +212,23 @@ def _symmetric_weight(op: Operation, value: SSAValue, what: str) -> list[str]:
     ]
 
 
+def channels_last(op: Operation, what: str) -> list[str]:
+    """Why irc cannot tile `op` (a conv or pool, `what` in the reason) if it is not
+    channels-last; [] when it is."""
+    layout = op.props().str("layout") or "nchw"  # type: ignore[attr-defined]
+    if layout == "nhwc":
+        return []
+    return [
+        f'{op.name} layout="{layout}": irc tiles channels-last (nhwc) {what} only '
+        "(convert-layout makes them)"
+    ]
+
+
 def check_conv(op: Operation) -> list[str]:
     """What the conv lowering takes: NHWC 1-D and 2-D, symmetric weights, a transposed
     conv's weights constant, a float layer's activation a relu or clip."""
     assert isinstance(op, ConvLike)
-    props = op.props()
-    reasons = []
-    layout = props.str("layout") or "nchw"
-    if layout != "nhwc":
-        reasons.append(
-            f'{op.name} layout="{layout}": irc tiles channels-last (nhwc) convolutions only '
-            "(convert-layout makes them)"
-        )
+    reasons = channels_last(op, "convolutions")
     spatial = len(tensor_shape(op.input)) - 2
     if spatial not in (1, 2):
         reasons.append(f"{op.name} {spatial}-D: irc tiles 1-D and 2-D convolutions only")

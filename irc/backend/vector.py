@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Operation, SSAValue
 
-from irc.backend.mac import float_activation, mixed_types
+from irc.backend.mac import channels_last, float_activation, mixed_types
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.tiling.builder import (
@@ -95,14 +95,7 @@ def pool_layer(op: Operation, name: str) -> Layer:
 
 def check_pool(op: Operation) -> list[str]:
     """What the pooling lowering takes: NHWC 2-D, the input's storage type kept."""
-    props = op.props()  # type: ignore[attr-defined]
-    reasons = []
-    layout = props.str("layout") or "nchw"
-    if layout != "nhwc":
-        reasons.append(
-            f'{op.name} layout="{layout}": irc tiles channels-last (nhwc) pooling only '
-            "(convert-layout makes it)"
-        )
+    reasons = channels_last(op, "pools")
     rank = len(tensor_shape(op.operands[0]))
     if rank != 4:
         reasons.append(f"{op.name} {rank - 2}-D: irc tiles 2-D pooling only")

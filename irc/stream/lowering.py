@@ -1033,7 +1033,7 @@ def _streamable(conv: tile.ConvOp) -> bool:
 
 
 def _moves_nothing(op: Operation) -> bool:
-    """A copy between host and NPU memory (`part.transfer`) or a view: it computes
-    nothing, so a host call is not named after it."""
+    """A view (a reshape, a `part.transfer` between host and NPU memory: the backend
+    table's views) computes nothing, so a host call is not named after it."""
     entry = backend.entry_of(op)
-    return op.name == "part.transfer" or (entry is not None and entry.view)
+    return entry is not None and entry.view

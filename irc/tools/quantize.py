@@ -333,24 +333,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _say_float_on_host(module, target) -> None:
-    """On a target without fp16: how many float ops the backend table puts on the
-    host (`partition` marks them there, with the reason each stayed float)."""
-    from xdsl.dialects.builtin import AnyFloat, TensorType
-
+    """On a target without fp16: how many ops kept float (`irc.float`, the quantizer's
+    mark) the backend table puts on the host, where `partition` will mark them."""
     from irc import backend
+    from irc.ir.placement import FLOAT_REASON_ATTR
 
     if target.data_types.fp16:
         return
     floating = [
         op
         for op in module.walk()
-        if op.name.startswith("nn.")
-        and not backend.is_data(op)
-        and any(
-            isinstance(r.type, TensorType) and isinstance(r.type.get_element_type(), AnyFloat)
-            for r in op.results
-        )
-        and backend.place(op, target).device == backend.CPU
+        if FLOAT_REASON_ATTR in op.attributes and backend.place(op, target).device == backend.CPU
     ]
     if floating:
         _say(f"target {target.name} has no fp16: {len(floating)} float ops run on the host")
