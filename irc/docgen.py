@@ -285,7 +285,9 @@ PAGES = {
 
 def main(argv: list[str] | None = None) -> int:
     """Write (or with --check, compare) every generated page."""
-    parser = argparse.ArgumentParser(prog="python -m irc.docgen", description=__doc__)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m irc.docgen", description=__doc__
+    )
     parser.add_argument("--check", action="store_true", help="fail if a page is out of date")
     args = parser.parse_args(argv)
     stale = []

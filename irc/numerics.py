@@ -9,6 +9,18 @@ every pass; a pass's numerical tests use it through `irc.testing.numerics`. `com
 compares a run's outputs with reference outputs by name (`irc-run
 --compare-onnxruntime`, the tests).
 
+Every comparison follows one rule (`compare_arrays`): an element of a float tensor
+passes when |actual - expected| <= atol + rtol * magnitude, where the magnitude is the
+largest finite |expected| of the whole tensor. The tolerance scales with the tensor,
+not with the element, because that is how floating-point errors behave: a sum of
+products carries an error relative to the size of its terms, so a value that is small
+beside the rest of its tensor (a logit near zero among logits in the thousands, a
+convolution output that cancels) carries the absolute error of the large ones, and a
+correct rewrite that rounds differently (a folded batch norm) moves it by far more than
+rtol of itself. A real bug (a wrong formula, a dropped bias) moves values by a fraction
+of the tensor's scale, far beyond rtol of it. Integer and boolean tensors must be
+equal; NaNs must be at the same places, and infinities equal.
+
     checker = NumericsChecker(module, seed=0, rtol=1e-4, atol=1e-5)
     FoldBatchNormPass().apply(ctx, module)
     checker.check(module, "fold-batchnorm")  # raises NumericalDivergence if it broke
@@ -93,17 +105,22 @@ def random_function_inputs(
 class ValueComparison:
     """How an array compares with the reference it should equal.
 
-    An element passes when |actual - expected| <= atol + rtol * |expected| (numpy's
-    `allclose`); NaNs must be at the same places. `max_rel_error` is the largest
-    |actual - expected| / |expected| over elements whose expected value is non-zero.
-    `worst_index` is the element furthest outside its tolerance (None when all pass),
-    with the two values there. `problem` explains a failure that is not numeric.
+    An element passes when |actual - expected| <= `tolerance`, which is atol + rtol *
+    `magnitude`, the largest finite |expected| of the array (0 for integer and boolean
+    arrays, which must be equal; see the module's docstring); NaNs must be at the same
+    places. `max_rel_error` is the largest |actual - expected| / |expected| over
+    elements whose expected value is non-zero, for information. `worst_index` is the
+    element furthest outside the tolerance, the one with the largest difference (None
+    when all pass), with the two values there. `problem` explains a failure that is
+    not numeric.
     """
 
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
     mismatched: int = 0
     size: int = 0
+    magnitude: float = 0.0
+    tolerance: float = 0.0
     worst_index: tuple[int, ...] | None = None
     actual_at_worst: float | None = None
     expected_at_worst: float | None = None
@@ -115,11 +132,13 @@ class ValueComparison:
         return self.problem is None and self.mismatched == 0
 
     def describe(self) -> str:
-        """The errors in one phrase: maximum absolute and relative error, and where."""
+        """The errors in one phrase: maximum absolute error against the tolerance,
+        maximum relative error, and where the worst element is."""
         if self.problem is not None:
             return self.problem
         text = (
-            f"max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}, "
+            f"max abs error {self.max_abs_error:.3g} (tolerance {self.tolerance:.3g}, for "
+            f"values up to {self.magnitude:.5g}), max rel error {self.max_rel_error:.3g}, "
             f"{self.mismatched} of {self.size} elements beyond tolerance"
         )
         if self.worst_index is not None:
@@ -134,11 +153,8 @@ class ValueComparison:
 def compare_arrays(
     actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
 ) -> ValueComparison:
-    """Compare `actual` with `expected` element by element (see `ValueComparison`).
-
-    Integer and boolean arrays are compared through the same formula, so with
-    atol < 1 they must be equal.
-    """
+    """Compare `actual` with `expected`: within atol + rtol times the largest finite
+    |expected| of the array, element by element (see `ValueComparison`)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.shape != expected.shape:
         return ValueComparison(
@@ -146,6 +162,8 @@ def compare_arrays(
         )
     if actual.dtype != expected.dtype:
         return ValueComparison(problem=f"dtype {actual.dtype} differs from {expected.dtype}")
+    if actual.size == 0:
+        return ValueComparison(size=0)
     actual64, expected64 = actual.astype(np.float64), expected.astype(np.float64)
     actual_nan, expected_nan = np.isnan(actual64), np.isnan(expected64)
     if np.any(actual_nan != expected_nan):
@@ -157,26 +175,28 @@ def compare_arrays(
     same = (actual64 == expected64) | actual_nan
     with np.errstate(invalid="ignore"):  # inf - inf, masked out by `same`
         difference = np.where(same, 0.0, np.abs(actual64 - expected64))
-    magnitude = np.abs(expected64)
-    finite_magnitude = np.where(np.isfinite(magnitude), magnitude, 0.0)
-    excess = difference - (atol + rtol * finite_magnitude)
-    mismatched = int(np.count_nonzero(excess > 0))
-    if actual.size == 0:
-        return ValueComparison(size=0)
+    magnitudes = np.abs(expected64)
+    finite = np.isfinite(magnitudes)
+    magnitude = float(magnitudes[finite].max()) if np.any(finite) else 0.0
+    exact = expected.dtype.kind in "biu"  # integers and booleans have no rounding
+    tolerance = 0.0 if exact else atol + rtol * magnitude
+    mismatched = int(np.count_nonzero(difference > tolerance))
     max_abs = float(difference.max())
-    nonzero = (magnitude > 0) & np.isfinite(magnitude)
+    nonzero = (magnitudes > 0) & finite
     if np.any(nonzero):
-        max_rel = float((difference[nonzero] / magnitude[nonzero]).max())
+        max_rel = float((difference[nonzero] / magnitudes[nonzero]).max())
     else:
         max_rel = math.inf if max_abs > 0 else 0.0
     if mismatched == 0:
-        return ValueComparison(max_abs, max_rel, 0, actual.size)
-    worst = np.unravel_index(int(np.argmax(excess)), actual.shape)
+        return ValueComparison(max_abs, max_rel, 0, actual.size, magnitude, tolerance)
+    worst = np.unravel_index(int(np.argmax(difference)), actual.shape)
     return ValueComparison(
         max_abs,
         max_rel,
         mismatched,
         actual.size,
+        magnitude,
+        tolerance,
         tuple(int(i) for i in worst),
         float(actual64[worst]),
         float(expected64[worst]),
@@ -193,9 +213,10 @@ class OutputComparison:
 
     `max_abs_error` is max |actual - expected|; `max_rel_error` is the largest
     |actual - expected| / |expected| over elements whose expected value is non-zero.
-    An element passes when |actual - expected| <= atol + rtol * |expected| (numpy's
-    `allclose`); `mismatched` counts those that do not. `problem` explains a failure
-    that is not numeric (a missing output, a shape or dtype mismatch, NaNs).
+    An element passes when |actual - expected| <= `tolerance`, atol + rtol times the
+    largest finite |expected| of the output (the rule of `compare_arrays`);
+    `mismatched` counts those that do not. `problem` explains a failure that is not
+    numeric (a missing output, a shape or dtype mismatch, NaNs).
     """
 
     name: str
@@ -203,6 +224,7 @@ class OutputComparison:
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
     mismatched: int = 0
+    tolerance: float = 0.0
     problem: str | None = None
 
     @property
@@ -226,7 +248,10 @@ class ComparisonReport:
 
     def format(self) -> str:
         """A table with one line per output: errors, mismatches and the verdict."""
-        lines = [f"compared with rtol={self.rtol:g}, atol={self.atol:g}:"]
+        lines = [
+            f"compared with rtol={self.rtol:g}, atol={self.atol:g} "
+            f"(tolerance: atol + rtol x the output's largest |value|):"
+        ]
         width = max((len(output.name) for output in self.outputs), default=4)
         for output in self.outputs:
             verdict = "ok" if output.ok else "FAIL"
@@ -236,7 +261,8 @@ class ComparisonReport:
                 continue
             lines.append(
                 f"  {output.name:<{width}}  {shape:>14}  max abs {output.max_abs_error:.3e}"
-                f"  max rel {output.max_rel_error:.3e}  mismatched {output.mismatched}  {verdict}"
+                f"  max rel {output.max_rel_error:.3e}  tolerance {output.tolerance:.3e}"
+                f"  mismatched {output.mismatched}  {verdict}"
             )
         lines.append("PASS" if self.ok else "FAIL")
         return "\n".join(lines)
@@ -250,8 +276,9 @@ def compare(
 ) -> ComparisonReport:
     """Compare every output in `expected` with the one of the same name in `actual`.
 
-    Integer and boolean outputs must match exactly (their tolerance is still applied,
-    so keep atol < 1 to compare them exactly). NaNs must be at the same places.
+    Each output is compared by `compare_arrays`: float outputs within atol + rtol
+    times their largest finite |value|, integer and boolean outputs exactly, NaNs at
+    the same places.
     """
     report = ComparisonReport(rtol=rtol, atol=atol)
     for name, reference in expected.items():
@@ -270,37 +297,13 @@ def compare(
         if value.dtype != reference.dtype:
             comparison.problem = f"dtype {value.dtype} differs from the expected {reference.dtype}"
             continue
-        _measure(comparison, value, reference, rtol, atol)
+        measured = compare_arrays(value, reference, rtol, atol)
+        comparison.max_abs_error = measured.max_abs_error
+        comparison.max_rel_error = measured.max_rel_error
+        comparison.mismatched = measured.mismatched
+        comparison.tolerance = measured.tolerance
+        comparison.problem = measured.problem
     return report
-
-
-def _measure(
-    comparison: OutputComparison, value: np.ndarray, reference: np.ndarray, rtol: float, atol: float
-) -> None:
-    value64 = value.astype(np.float64)
-    reference64 = reference.astype(np.float64)
-    value_nan, reference_nan = np.isnan(value64), np.isnan(reference64)
-    if np.any(value_nan != reference_nan):
-        count = int(np.count_nonzero(value_nan != reference_nan))
-        comparison.problem = f"NaN at {count} positions where the other side has a number"
-        return
-    both = ~value_nan
-    # Equal infinities compare as equal; inf - inf would give NaN.
-    same = (value64 == reference64) | ~both
-    with np.errstate(invalid="ignore"):  # inf - inf, masked out by `same`
-        difference = np.where(same, 0.0, np.abs(value64 - reference64))
-    magnitude = np.abs(reference64)
-    if difference.size:
-        comparison.max_abs_error = float(difference.max())
-        nonzero = (magnitude > 0) & np.isfinite(magnitude)
-        if np.any(nonzero):
-            comparison.max_rel_error = float((difference[nonzero] / magnitude[nonzero]).max())
-        elif comparison.max_abs_error > 0:
-            comparison.max_rel_error = float("inf")
-    with np.errstate(invalid="ignore"):
-        within = difference <= atol + rtol * np.where(np.isinf(magnitude), 0.0, magnitude)
-    within |= value_nan  # NaNs on both sides, as checked above
-    comparison.mismatched = int(np.count_nonzero(~within))
 
 
 # --------------------------------------------------------------------------------------

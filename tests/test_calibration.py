@@ -4,8 +4,10 @@ model, and the irc-calibrate command."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +21,12 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnknownLoc,
     f32,
+    i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from irc.diagnostics import IrcError, collect_diagnostics
+from irc.diagnostics import IrcError, Severity, collect_diagnostics
 from irc.dialects import nn
 from irc.importers.onnx import import_model
 from irc.interp import function_signature
@@ -476,10 +479,9 @@ def _write_formats(directory: Path, samples: list[dict[str, np.ndarray]]) -> dic
         npy.mkdir()
         for index, sample in enumerate(samples):
             np.save(npy / f"{index}.npy", sample[names[0]])
-        (npy / "README.txt").write_text("other files are ignored")
         paths["npy directory"] = npy
-        np.savez(directory / "any_name.npz", images=stacked[names[0]])
-        paths["one npz, any array name"] = directory / "any_name.npz"
+        np.savez(directory / "unnamed.npz", stacked[names[0]])
+        paths["one npz, unnamed array"] = directory / "unnamed.npz"
     return paths
 
 
@@ -507,10 +509,22 @@ def test_batched_input_takes_groups_of_rows(tmp_path: Path) -> None:
 
 
 def test_integer_data_is_converted_when_exact(tmp_path: Path) -> None:
-    module = elementwise_model(["a"])
-    np.save(tmp_path / "pixels.npy", np.full((1, 4, 6), 200, np.uint8))
-    (sample,) = list(load_samples(tmp_path / "pixels.npy", module))
-    assert sample["a"].dtype == np.float32 and sample["a"].max() == 200.0
+    module = integer_model()
+    np.save(tmp_path / "ids.npy", np.full((1, 4), 200, np.uint8))
+    (sample,) = list(load_samples(tmp_path / "ids.npy", module))
+    assert sample["ids"].dtype == np.int64 and sample["ids"].max() == 200
+    np.save(tmp_path / "too-big.npy", np.full((1, 4), 2**64 - 1, np.uint64))
+    with pytest.raises(IrcError, match="uint64 values that int64 cannot represent"):
+        list(load_samples(tmp_path / "too-big.npy", module))
+
+
+def integer_model() -> ModuleOp:
+    """An identity of an int64 input `ids` (1x4): token ids, not pixels."""
+    tensor = TensorType(i64, (1, 4))
+    block = Block(arg_types=[tensor])
+    block.add_op(ReturnOp(block.args[0]))
+    names = ArrayAttr([DictionaryAttr({"irc.name": StringAttr("ids")})])
+    return ModuleOp([FuncOp("main", ([tensor], [tensor]), Region(block), arg_attrs=names)])
 
 
 def _bad_set(case: str, directory: Path) -> Path:
@@ -535,9 +549,6 @@ def _bad_set(case: str, directory: Path) -> Path:
     if case == "wrong dtype":
         np.savez(directory / "s.npz", a=good, b=np.zeros((1, 4, 6), np.complex64))
         return directory / "s.npz"
-    if case == "inexact integers":
-        np.savez(directory / "s.npz", a=good, b=np.full((1, 4, 6), 2**40 + 1, np.int64))
-        return directory / "s.npz"
     if case == "different sample counts":
         np.savez(directory / "s.npz", a=np.zeros((3, 1, 4, 6)), b=np.zeros((2, 1, 4, 6)))
         return directory / "s.npz"
@@ -546,6 +557,33 @@ def _bad_set(case: str, directory: Path) -> Path:
         return directory / "s.npz"
     if case == "corrupt file":
         (directory / "s.npz").write_bytes(b"PK\x03\x04 this is not a zip")
+        return directory / "s.npz"
+    rows = np.zeros((3, 1, 4, 6), np.float32)
+    if case == "NaN values":
+        with_nan = rows.copy()
+        with_nan[1, 0, 2, :2] = np.nan
+        np.savez(directory / "s.npz", a=rows, b=with_nan)
+        return directory / "s.npz"
+    if case == "infinite values":
+        with_inf = rows.copy()
+        with_inf[2, 0, 0, 0] = -np.inf
+        np.savez(directory / "s.npz", a=with_inf, b=rows)
+        return directory / "s.npz"
+    if case == "integers for a float input":
+        np.savez(directory / "s.npz", a=rows, b=np.full((3, 1, 4, 6), 128, np.int32))
+        return directory / "s.npz"
+    if case == "float64 beyond float32":
+        np.savez(directory / "s.npz", a=rows, b=np.full((3, 1, 4, 6), 1e300))
+        return directory / "s.npz"
+    if case == "header claims more than the file":
+        # 2**38 samples (24 TiB) claimed, 96 bytes stored: an error before any allocation.
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": "<f4", "fortran_order": False, "shape": (2**38, 1, 4, 6)}
+        )
+        with zipfile.ZipFile(directory / "s.npz", "w") as archive:
+            archive.writestr("a.npy", header.getvalue() + bytes(96))
+            archive.writestr("b.npy", header.getvalue() + bytes(96))
         return directory / "s.npz"
     raise AssertionError(case)
 
@@ -558,10 +596,14 @@ BAD_SETS = {
     "missing input": "has no array for input 'b'",
     "wrong shape": "has shape 1x4x5, which does not fit input 'b' of shape 1x4x6",
     "wrong dtype": "element type complex64, but input 'b' takes float32",
-    "inexact integers": "int64 values that float32 cannot represent",
     "different sample counts": "different numbers of samples",
     "empty set": "the calibration set is empty",
     "corrupt file": "cannot read 's.npz' as an .npz file",
+    "NaN values": "array 'b' in 's.npz' has 2 NaN values (first in sample index 1 of 3)",
+    "infinite values": "array 'a' in 's.npz' has 1 infinite value (first in sample index 2 of 3)",
+    "integers for a float input": "element type int32, but input 'b' takes float32",
+    "float64 beyond float32": "float64 values beyond the range of float32",
+    "header claims more than the file": "claims 274877906944x1x4x6 float32 values (24.0 TiB)",
 }
 
 
@@ -625,7 +667,7 @@ def test_squeezenet_calibration(squeezenet, tmp_path: Path) -> None:
         assert tensor.samples == 3, key
         assert tensor.low <= tensor.range[0] <= tensor.range[1] <= tensor.high, key
     # The same statistics from the three samples as one .npz with a batch axis.
-    np.savez(tmp_path / "calib.npz", images=np.concatenate([s[name] for s in samples]))
+    np.savez(tmp_path / "calib.npz", **{name: np.concatenate([s[name] for s in samples])})
     from_file = calibrate(module, load_samples(tmp_path / "calib.npz", module), "percentile")
     assert from_file.with_observer(
         ObserverConfig("percentile", percentile=99.9)
@@ -705,15 +747,108 @@ def test_cli_script_from_a_checkout(model_file: Path, tmp_path: Path) -> None:
 
 
 def test_tensors_without_finite_values() -> None:
-    module = elementwise_model(["a"])
-    nan = {"a": np.full((1, 4, 6), np.nan, np.float32)}
+    """Finite inputs whose sum overflows: the model computes the infinities."""
+    module = elementwise_model(["a", "b"])
+    big = {name: np.full((1, 4, 6), 3e38, np.float32) for name in ("a", "b")}
     with collect_diagnostics() as diagnostics:
-        stats = calibrate(module, [nan, nan], "percentile")
-    (warning,) = diagnostics
-    assert "3 tensors had no finite value" in warning.message and warning.hint
-    assert all(tensor.range == (0.0, 0.0) for tensor in stats.tensors.values())
+        stats = calibrate(module, [big, big], "percentile")
+    (warning,) = [d for d in diagnostics if "no finite value" in d.message]
+    assert "3 tensors had no finite value" in warning.message
+    assert warning.hint is not None and "the model computes" in warning.hint
+    assert all(stats.range(key) == (0.0, 0.0) for key in ("add#0", "relu#0", "scale#0"))
     reloaded = CalibrationStats.from_json_text(stats.to_json_text())
     assert reloaded.with_observer(ObserverConfig("entropy")).range("relu#0") == (0.0, 0.0)
+
+
+def test_zero_size_tensors_are_not_blamed_on_nans() -> None:
+    module = elementwise_model(["a"], shape=(0, 4))
+    with collect_diagnostics() as diagnostics:
+        stats = calibrate(module, [{"a": np.zeros((0, 4), np.float32)}] * 2)
+    assert diagnostics == []
+    assert stats.range("relu#0") == (0.0, 0.0)
+
+
+def test_non_finite_samples_given_directly_are_errors() -> None:
+    module = elementwise_model(["a"])
+    good = {"a": np.ones((1, 4, 6), np.float32)}
+    nan = {"a": np.full((1, 4, 6), np.nan, np.float32)}
+    with pytest.raises(IrcError, match="input 'a' of sample 1 has 24 NaN values") as failure:
+        calibrate(module, [good, nan])
+    assert failure.value.diagnostics[0].hint
+
+
+def test_constant_samples_warn_that_the_ranges_are_degenerate(tmp_path: Path) -> None:
+    module = elementwise_model(["a", "b"])
+    varying = np.stack([sample["b"] for sample in _samples(4, ["b"])])
+    np.savez(tmp_path / "zeros.npz", a=np.zeros((4, 1, 4, 6), np.float32), b=varying)
+    with collect_diagnostics() as diagnostics:
+        calibrate(module, load_samples(tmp_path / "zeros.npz", module))
+    (warning,) = diagnostics
+    assert warning.severity == Severity.WARNING
+    assert "input 'a' (always 0) is the same constant in every element of all 4 calibration" in (
+        warning.message
+    )
+    assert "degenerate" in warning.message and "means nothing" in warning.message
+    assert warning.location.file == str(tmp_path / "zeros.npz") and warning.hint
+    with collect_diagnostics() as diagnostics:
+        calibrate(module, _samples(4, ["a", "b"]))
+    assert diagnostics == []
+
+
+def test_directory_entries_that_are_not_samples_are_named(tmp_path: Path) -> None:
+    module = elementwise_model(["a"])
+    for index, sample in enumerate(_samples(3, ["a"])):
+        np.save(tmp_path / f"{index}.npy", sample["a"])
+    (tmp_path / "README.txt").write_text("how the samples were made")
+    (tmp_path / "labels.csv").write_text("1,2,3")
+    (tmp_path / "old").mkdir()
+    (tmp_path / ".DS_Store").write_bytes(b"")  # hidden, as for ls: not mentioned
+    with collect_diagnostics() as diagnostics:
+        loaded = load_samples(tmp_path, module)
+    assert len(loaded) == 3
+    (warning,) = diagnostics
+    assert warning.severity == Severity.WARNING
+    assert "skipped 3 of the 6 entries" in warning.message
+    assert "'README.txt', 'labels.csv', 'old/'" in warning.message
+    assert ".DS_Store" not in warning.message
+
+
+def test_arrays_no_input_is_named_after(tmp_path: Path) -> None:
+    module = elementwise_model(["a"])
+    for index, sample in enumerate(_samples(3, ["a"])):
+        np.savez(tmp_path / f"{index}.npz", a=sample["a"], label=np.array(index))
+    with collect_diagnostics() as diagnostics:
+        assert len(load_samples(tmp_path, module)) == 3
+    (warning,) = diagnostics
+    assert "ignored 1 array" in warning.message
+    assert "'label' (3 files, first '0.npz')" in warning.message
+    assert warning.hint == "the model's inputs are 'a'"
+    # Under another name only, the array feeds nothing: an error listing the inputs.
+    np.savez(tmp_path / "other.npz", images=np.zeros((1, 4, 6), np.float32))
+    with pytest.raises(IrcError) as failure:
+        load_samples(tmp_path / "other.npz", module)
+    (diagnostic,) = failure.value.diagnostics
+    assert "'other.npz' has no array for input 'a'" in diagnostic.message
+    assert diagnostic.hint is not None and "its arrays are 'images'" in diagnostic.hint
+
+
+def test_error_report_refuses_non_finite_outputs() -> None:
+    from irc.quantize.qdq import quantize_module
+    from irc.quantize.report import error_report
+
+    module = elementwise_model(["a", "b"])
+    quantized = module.clone()
+    quantize_module(quantized, calibrate(module, _samples(4, ["a", "b"])))
+    big = {name: np.full((1, 4, 6), 3e38, np.float32) for name in ("a", "b")}
+    error_report(module, quantized, _samples(2, ["a", "b"]))  # finite: measured
+    with pytest.raises(IrcError) as failure:
+        error_report(module, quantized, [*_samples(1, ["a", "b"]), big])
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.message == (
+        "the float model's output 'out' has 24 infinite values on sample 1: the quantization "
+        "error cannot be measured"
+    )
+    assert diagnostic.location.name == "scale" and diagnostic.hint
 
 
 def test_histogram_observers_skip_non_finite_values() -> None:
@@ -738,3 +873,28 @@ def test_histogram_bins_of_tiny_and_huge_values() -> None:
         # np.histogram closes the last bin on the right; ours are all half-open.
         assert np.array_equal(histogram.counts[:-1], expected[:-1]), scale
         assert histogram.total == 5000
+
+
+def test_quantize_and_compile_warn_once_about_degenerate_data(
+    model_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The warnings reach the user once, although irc-compile reads the set twice
+    (to calibrate, and to measure the error)."""
+    from irc.tools.compile import main as compile_main
+    from irc.tools.quantize import main as quantize_main
+
+    zeros = np.zeros((3, 1, 4, 6), np.float32)
+    np.savez(tmp_path / "zeros.npz", a=zeros, b=zeros, label=np.arange(3))
+    data = str(tmp_path / "zeros.npz")
+    status = quantize_main([str(model_file), "--data", data, "-o", str(tmp_path / "q.mlir")])
+    err = capsys.readouterr().err
+    assert status == 0
+    assert err.count("inputs 'a' (always 0), 'b' (always 0) are the same constant") == 1, err
+    assert err.count("ignored 1 array") == 1, err
+    out = str(tmp_path / "pkg")
+    status = compile_main([str(model_file), "--calibration-data", data, "-o", out, "--no-progress"])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert status == 0, text
+    assert text.count("are the same constant") == 1, text
+    assert text.count("ignored 1 array") == 1, text

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -179,7 +179,7 @@ def rules_fired(module: ModuleOp, canonical: ModuleOp) -> dict[str, int]:
     }
 
 
-@cache
+@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
 def materialized(path: Path) -> onnx.ModelProto:
     return materialize_light_model(path, seed=0)
 

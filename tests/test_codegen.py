@@ -173,7 +173,7 @@ def test_same_input_gives_byte_identical_packages(digits) -> None:
 
 def test_manifest_describes_the_model(digits) -> None:
     manifest = json.loads(digits.files[MANIFEST])
-    assert manifest["format"] == "irc-package" and manifest["version"] == 1
+    assert manifest["format"] == "irc-package" and manifest["version"] == 2
     assert manifest["compiler"]["name"] == "irc"
     assert manifest["target"] == {"name": "npu-demo", "file": TARGET}
     assert manifest["options"]["quantize"] == "int8"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -603,7 +603,7 @@ def test_convert_layout_without_cancel_keeps_every_transpose() -> None:
 # Whole networks
 
 
-@cache
+@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
 def light_module(path: Path) -> ModuleOp:
     """A light model with seeded random weights, imported."""
     return import_model(materialize_light_model(path, seed=0))

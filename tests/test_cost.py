@@ -36,7 +36,7 @@ def ops_of(body: str, signature: str) -> dict[str, Operation]:
     }
 
 
-# The worked example of DESIGN.md: a 3x3 conv of a 56x56x32 map to 64 channels.
+# The worked example (docs/targets.md, "npu-demo"): a 3x3 conv of a 56x56x32 map to 64 channels.
 WORKED_EXAMPLE = """
   %w = nn.constant dense<1.0> : tensor<64x32x3x3xf32>
   %y = nn.conv %x, %w {pads = [1, 1, 1, 1]} : (tensor<1x32x56x56xf32>, tensor<64x32x3x3xf32>) -> tensor<1x64x56x56xf32>
@@ -148,7 +148,7 @@ def test_npu_time_of_the_worked_example() -> None:
     target = load_target("npu-demo")
     conv = ops_of(WORKED_EXAMPLE, "%x: tensor<1x32x56x56xf32>")["y"]
     mac_seconds = WORKED_EXAMPLE_MACS / (256 * 500e6)
-    assert mac_seconds == pytest.approx(0.45e-3, rel=0.01)  # DESIGN.md: about 0.45 ms
+    assert mac_seconds == pytest.approx(0.45e-3, rel=0.01)  # docs/targets.md: 0.45 ms
     vector_seconds = (64 * 56 * 56) / (16 * 500e6)
     # Compute-bound: its 18 KiB of weights take 18.6 us from DDR, overlapped.
     assert cost.npu_seconds(conv, target) == pytest.approx(mac_seconds + vector_seconds)

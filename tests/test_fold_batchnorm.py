@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -346,7 +346,7 @@ LIGHT_MODELS_WITH_BATCH_NORM = {
 }
 
 
-@cache
+@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
 def imported(name: str) -> ModuleOp:
     path: Path = light_model(name)
     return import_model(materialize_light_model(path, seed=0))

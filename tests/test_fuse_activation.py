@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -374,7 +374,7 @@ def test_unknown_option_values_are_errors(pipeline: str, message: str) -> None:
 # Models
 
 
-@cache
+@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
 def canonical_light_model(path: Path) -> ModuleOp:
     module = import_model(materialize_light_model(path, seed=SEED))
     for module_pass in parse_pipeline("canonicalize"):

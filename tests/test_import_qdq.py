@@ -7,13 +7,35 @@ float ops between dequantize and quantize) within one step of the output scale. 
 structure of the QDQ form that `lower-to-qnn` reads is checked on the IR, and whole
 models made by onnxruntime's `quantize_static` (SqueezeNet, both formats) import,
 round-trip through text, match onnxruntime and lower to integer ops.
+
+The expected values must not depend on the CPU that runs the tests:
+
+- onnxruntime's u8s8 kernels (uint8 activations, int8 weights) multiply with
+  VPMADDUBSW on x86 CPUs without VNNI, which adds each pair of products in int16 with
+  saturation; with VNNI they are exact. So every comparison with onnxruntime's integer
+  kernels goes through `onnxruntime_outputs`, which fails unless each integer matrix
+  kernel of the graph onnxruntime actually runs is exact on every x86 CPU
+  (`irc.testing.quantized.integer_kernels`: u8s8 with 7-bit weights, whose pair sums
+  2 * 255 * 64 fit int16, or u8u8, s8s8). A QLinearConv of uint8 activations keeps its
+  full-range int8 weights on irc's side; onnxruntime computes the same convolution with
+  the weights stored as uint8 (`with_unsigned_weights`, which its u8u8 kernel computes
+  exactly: the conversion that onnxruntime's session option `session.x64quantprecision`
+  makes, documented there as the remedy for u8s8 overflow on x64 CPUs without VNNI),
+  and the SqueezeNet models have the 7-bit weights of `reduce_range`.
+- Float kernels round differently on different CPUs (FMA, the order of the sums), so
+  an exact comparison with a float computation of onnxruntime either has scales that
+  are powers of two and small integers, for which every sum is exact in float32, or
+  allows one step, where the quantize after the sums may round a value near the middle
+  of two steps to the other one (SqueezeNet).
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -71,11 +93,56 @@ def op_names(module) -> list[str]:
     return [op.name for op in ops_of(module) if op.name != "func.return"]
 
 
-def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict) -> dict[str, np.ndarray]:
-    """onnxruntime's outputs, with its kernels for contrib and QLinear ops."""
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [output.name for output in session.get_outputs()]
-    return dict(zip(names, session.run(names, feeds)))
+def assert_exact_on_every_x86_cpu(graph: onnx.ModelProto) -> list[quantized.IntegerKernel]:
+    """Fail unless every integer matrix kernel of `graph` (a graph as onnxruntime runs it)
+    computes the same integers on every x86 CPU (module docstring); the kernels."""
+    kernels = quantized.integer_kernels(graph)
+    inexact = [kernel for kernel in kernels if not kernel.exact_on_every_x86_cpu]
+    assert not inexact, "the expected values depend on the CPU:\n" + "\n".join(
+        f"{kernel.op_type} {kernel.node} ({kernel.activations} x {kernel.weights}): pair "
+        f"sums up to {kernel.largest_pair_sum} saturate int16 on x86 CPUs without VNNI"
+        for kernel in inexact
+    )
+    return kernels
+
+
+def onnxruntime_outputs(
+    model: onnx.ModelProto, feeds: dict, kernel: str | None = None
+) -> dict[str, np.ndarray]:
+    """onnxruntime's outputs, with its kernels for contrib and QLinear ops (and its graph
+    optimizations), checked to be the same on every x86 CPU
+    (`assert_exact_on_every_x86_cpu` on the graph it runs). `kernel`: the op type of
+    the integer matrix kernels that graph must hold (one at least), so that the check
+    sees them."""
+    with tempfile.TemporaryDirectory() as directory:
+        optimized = Path(directory) / "optimized.onnx"
+        (outputs,) = quantized.run_quantized_onnxruntime(model, [feeds], optimized)
+        kernels = assert_exact_on_every_x86_cpu(onnx.load(str(optimized)))
+    if kernel is not None:
+        assert kernels and {found.op_type for found in kernels} == {kernel}, kernels
+    return outputs
+
+
+def with_unsigned_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with the int8 weights of its QLinearConvs stored as uint8, w + 128 with
+    zero point 128: the same convolution, which onnxruntime computes with its u8u8
+    kernel (exact on every x86 CPU: it widens to 16 bits before multiplying). This is
+    the conversion of onnxruntime's own `session.x64quantprecision` option."""
+    converted = onnx.ModelProto()
+    converted.CopyFrom(model)
+    initializers = {tensor.name: tensor for tensor in converted.graph.initializer}
+    for node in converted.graph.node:
+        if node.op_type != "QLinearConv":
+            continue
+        weight, zero_point = initializers[node.input[3]], initializers[node.input[5]]
+        values = numpy_helper.to_array(weight).astype(np.int16)
+        zeros = numpy_helper.to_array(zero_point).astype(np.int16)
+        assert weight.data_type == INT8 and not zeros.any(), "symmetric int8 weights only"
+        weight.CopyFrom(numpy_helper.from_array((values + 128).astype(np.uint8), weight.name))
+        zero_point.CopyFrom(
+            numpy_helper.from_array(np.full(zeros.shape, 128, np.uint8), zero_point.name)
+        )
+    return converted
 
 
 def imported_outputs(model: onnx.ModelProto, feeds: dict, lower: bool = False) -> dict:
@@ -192,10 +259,11 @@ def test_qdq_pair_becomes_qcast_and_dcast() -> None:
 
 def test_weights_become_constant_scast_dcast_with_narrow_range() -> None:
     # A symmetric int8 weight (as quantize_static writes it) gets irc's type for
-    # weights, [-127, 127]; a bias stays int32 of its per-channel scale.
+    # weights, [-127, 127]; a bias stays int32 of its per-channel scale. The scales are
+    # powers of two, so that onnxruntime's float conv sums exactly on every CPU.
     weight = ints(np.int8, 3, 2, 1, 1, low=-127)
     bias = ints(np.int32, 3, low=-1000, high=1000)
-    w_scale = np.array([0.01, 0.02, 0.04], np.float32)
+    w_scale = np.array([2**-7, 2**-6, 2**-5], np.float32)
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
@@ -206,14 +274,14 @@ def test_weights_become_constant_scast_dcast_with_narrow_range() -> None:
         helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["out"]),
     ]
     initializers = [
-        const("xs", np.float32(0.1)),
+        const("xs", np.float32(0.125)),
         const("xz", np.int8(2)),
         const("w", weight),
         const("ws", w_scale),
         const("wz", np.zeros(3, np.int8)),
         const("b", bias),
-        const("bs", np.float32(0.1) * w_scale),
-        const("ys", np.float32(0.2)),
+        const("bs", np.float32(0.125) * w_scale),
+        const("ys", np.float32(0.25)),
         const("yz", np.int8(-5)),
     ]
     model = make_model(
@@ -239,7 +307,7 @@ def test_weights_become_constant_scast_dcast_with_narrow_range() -> None:
     assert weight_type.storage_range == (-127, 127) and weight_type.quantized_axis == 0
     assert weight_type.scale_values == [float(s) for s in w_scale]
     assert bias_type.storage_bits.data == 32 and bias_type.quantized_axis == 0
-    x = randn(1, 2, 3, 3)
+    x = randn(1, 2, 3, 3, scale=4.0)
     expected = run_onnxruntime(model, {"x": x})["out"]
     np.testing.assert_array_equal(run_function(module, {"x": x})["out"], expected)
     # lower-to-qnn reads the imported form like its own: the conv becomes integer.
@@ -368,13 +436,37 @@ def test_qlinear_conv_matches_onnxruntime(per_channel, storage, with_bias, attrs
     model = qlinear_conv_model(per_channel, storage, with_bias, attrs)
     dtype = np.int8 if storage == INT8 else np.uint8
     x = ints(dtype, 1, 6, 9, 9)
-    expected = onnxruntime_outputs(model, {"x": x})["y"]
+    # irc imports the full-range int8 weights; onnxruntime's u8s8 kernel would saturate
+    # their pair sums on CPUs without VNNI, so with uint8 activations it computes the
+    # same convolution from uint8 weights (s8s8 is exact as it is).
+    reference = with_unsigned_weights(model) if storage == UINT8 else model
+    expected = onnxruntime_outputs(reference, {"x": x}, kernel="QLinearConv")["y"]
     module = import_model(model)
     assert [
         name for name in op_names(module) if name.startswith("nn.") and name != "nn.constant"
     ] == ["nn.conv"]
     assert_within_one_step(run_function(module, {"x": x})["y"], expected)
     assert_within_one_step(imported_outputs(model, {"x": x}, lower=True)["y"], expected)
+
+
+def test_comparisons_with_onnxruntime_refuse_kernels_that_depend_on_the_cpu() -> None:
+    # Full-range int8 weights with uint8 activations: onnxruntime's u8s8 kernel saturates
+    # pair sums of up to 2 * 255 * 127 on CPUs without VNNI, so the check refuses the
+    # model on every CPU (whether this one saturates or not); the same convolution with
+    # uint8 weights, and one with 7-bit weights, are exact everywhere.
+    model = qlinear_conv_model(True, UINT8, True, {"pads": [1, 1, 1, 1]})
+    feeds = {"x": ints(np.uint8, 1, 6, 9, 9)}
+    refusal = r"QLinearConv qconv\S* \(uint8 x int8\): pair sums up to \d+ saturate int16"
+    with pytest.raises(AssertionError, match=refusal):
+        onnxruntime_outputs(model, feeds)
+    exact = onnxruntime_outputs(with_unsigned_weights(model), feeds, kernel="QLinearConv")
+    seven_bits = onnx.ModelProto()
+    seven_bits.CopyFrom(model)
+    weight = next(tensor for tensor in seven_bits.graph.initializer if tensor.name == "w")
+    weight.CopyFrom(const("w", numpy_helper.to_array(weight) // 2))  # within [-64, 63]
+    onnxruntime_outputs(seven_bits, feeds, kernel="QLinearConv")
+    # The uint8 weights are the same convolution: irc's import of the int8 model agrees.
+    assert_within_one_step(imported_outputs(model, feeds)["y"], exact["y"])
 
 
 @pytest.mark.parametrize("per_column", [False, True])
@@ -399,7 +491,7 @@ def test_qlinear_matmul_matches_onnxruntime(per_column: bool) -> None:
         [node], [tensor("a", [3, 8], UINT8)], [tensor("y", [3, 5], UINT8)], initializers
     )
     a = ints(np.uint8, 3, 8)
-    expected = onnxruntime_outputs(model, {"a": a})["y"]
+    expected = onnxruntime_outputs(model, {"a": a}, kernel="QLinearMatMul")["y"]
     assert_within_one_step(imported_outputs(model, {"a": a})["y"], expected)
     assert_within_one_step(imported_outputs(model, {"a": a}, lower=True)["y"], expected)
 
@@ -445,7 +537,7 @@ def test_qgemm_matches_onnxruntime(attrs, with_c, quantized_output, per_column) 
     output = tensor("y", [2, 3], INT8 if quantized_output else TensorProto.FLOAT)
     model = contrib_model(node, [tensor("a", a_shape, INT8)], output, initializers)
     a = ints(np.int8, *a_shape)
-    expected = onnxruntime_outputs(model, {"a": a})["y"]
+    expected = onnxruntime_outputs(model, {"a": a}, kernel="QGemm")["y"]
     ours = imported_outputs(model, {"a": a})["y"]
     if quantized_output:
         assert_within_one_step(ours, expected)
@@ -701,16 +793,19 @@ def test_quantize_static_squeezenet_imports_and_matches_onnxruntime(
     reparsed = parse_module(printed, make_context(), "squeezenet.mlir")
     verify_module(reparsed)
 
-    # As written (onnxruntime without graph optimizations runs every QDQ node as a
-    # float op), the imported model computes onnxruntime's numbers; with its integer
-    # kernels, onnxruntime is within one step of the output scale.
+    # With its integer kernels (exact on every x86 CPU: the weights have 7 bits),
+    # onnxruntime is within one step of the output scale. As written (onnxruntime without
+    # graph optimizations runs every QDQ node as a float op) too: float sums round as
+    # the CPU's kernels sum, and a quantize after them may then pick the next step.
     output_scale = quantized.output_quantization(model)["softmaxout_1"]
     ours = run_function(reparsed, light.inputs[0])["softmaxout_1"]
-    kernels = quantized.run_quantized_onnxruntime(model, light.inputs[:1])[0]["softmaxout_1"]
+    kernels = onnxruntime_outputs(model, light.inputs[0], kernel="QLinearConv")["softmaxout_1"]
     difference = np.abs(output_scale.stored(ours) - output_scale.stored(kernels))
     assert difference.max() <= 1
     if quant_format == "qdq":
-        np.testing.assert_array_equal(ours, run_onnxruntime(model, light.inputs[0])["softmaxout_1"])
+        as_written = run_onnxruntime(model, light.inputs[0])["softmaxout_1"]
+        difference = np.abs(output_scale.stored(ours) - output_scale.stored(as_written))
+        assert difference.max() <= 1
 
     # lower-to-qnn makes every conv integer; only the softmax stays float.
     with collect_diagnostics():

@@ -10,7 +10,7 @@ reference interpreter.
 from __future__ import annotations
 
 import io
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import onnx
@@ -30,7 +30,7 @@ RTOL, ATOL = 1e-4, 1e-5
 SEED = 0
 
 
-@cache
+@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
 def materialized(path: Path) -> onnx.ModelProto:
     """A light model with seeded random weights (cached: VGG-19 takes seconds)."""
     return materialize_light_model(path, seed=SEED)

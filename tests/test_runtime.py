@@ -4,14 +4,16 @@ runs every frame exactly; misuse is a clear error."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 
-from irc.diagnostics import IrcError
+from irc.diagnostics import Diagnostic, IrcError, Severity, collect_diagnostics
 from irc.driver.pipeline import CompileOptions, compile_model
 from irc.fileio import StagedOutputs
 from irc.ir.io import PrintOptions, write_module
@@ -203,13 +205,30 @@ def test_streaming_runs_every_frame_exactly(digits_package: Path) -> None:
         (lambda s: s.get_output("probabilities"), "no output 'probabilities'"),
         (lambda s: s.run({"image": np.full((1, 1, 8, 8), 0.5 + 0.5j)}), "image"),
         (lambda s: s.stream(0), "at least one frame"),
+        # Arguments of the wrong type, each named in the message.
+        (lambda s: s.set_input(None, np.zeros((1, 1, 8, 8))), "got None \\(type NoneType\\)"),
+        (lambda s: s.set_input("image", [[1, 2], [3]]), "input 'image' is not an array"),
+        (lambda s: s.get_output(2.5), "named by a string or numbered by an int, got 2.5"),
+        (lambda s: s.run(np.zeros((1, 1, 8, 8))), "got an array of shape \\[1, 1, 8, 8\\]"),
+        (lambda s: s.run(3), "a dict by name or a list"),
+        (lambda s: s.run([np.zeros((1, 1, 8, 8))] * 2), "a list of 2 inputs; the model has 1"),
+        (lambda s: s.stream(2.5), "a count of frames or a list of feeds, got 2.5"),
+        (lambda s: s.stream(None), "a count of frames or a list of feeds, got None"),
+        (lambda s: s.stream(True), "got True"),
+        (lambda s: s.stream("image"), "got 'image'"),
+        (lambda s: s.stream({"image": np.zeros((1, 1, 8, 8))}), "got \\{'image'"),
+        (lambda s: s.stream([np.zeros((1, 1, 8, 8))]), "frame 0 of stream\\(\\) is an array"),
+        (lambda s: s.stream([None]), "frame 0 of stream\\(\\) is None"),
+        (lambda s: s.stream(-2), "at least one frame, got -2"),
+        (lambda s: type(s)(None), "the path of a package directory, got None"),
     ],
 )
 def test_misuse_is_a_clear_error(digits_package: Path, misuse, message: str) -> None:
     session = Session(digits_package)
     with pytest.raises(IrcError, match=message) as failure:
         misuse(session)
-    assert "hint:" in failure.value.diagnostics[0].format() or "image" in message
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.hint
 
 
 def test_not_a_package(tmp_path: Path) -> None:
@@ -217,3 +236,189 @@ def test_not_a_package(tmp_path: Path) -> None:
         Session(tmp_path / "missing")
     with pytest.raises(IrcError, match="not an irc package"):
         Session(tmp_path)
+
+
+# ---- one session shared by threads; inputs the NPU cannot represent; misuse -------------
+
+CORPUS = ROOT / "tests" / "bad_inputs"
+
+
+def test_one_session_shared_by_threads_gives_the_sequential_results(
+    digits_package: Path,
+) -> None:
+    """Many threads run one session at once, each on its own inputs, by run(feeds)
+    and step by step in turn: every result is the one the same input gives alone."""
+    session = Session(digits_package)
+    threads, runs = 6, 8
+    test = np.load(DIGITS / "digits_test.npz")["images"]
+    inputs = [test[index : index + 1] for index in range(threads * runs)]
+    expected = [session.run({"image": image})["logits"] for image in inputs]
+    # Distinct results, so that a result swapped between threads cannot pass.
+    assert len({result.tobytes() for result in expected}) == len(expected)
+    got: dict[int, np.ndarray] = {}
+    failures: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def work(thread: int) -> None:
+        try:
+            start.wait()
+            for run in range(runs):
+                index = thread * runs + run
+                if run % 2:
+                    got[index] = session.run({"image": inputs[index]})["logits"]
+                else:
+                    session.set_input("image", inputs[index])
+                    session.run()
+                    got[index] = session.get_output("logits")
+        except BaseException as failure:  # a thread's exception must fail the test
+            failures.append(failure)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch inside every run: races cannot hide
+    try:
+        workers = [threading.Thread(target=work, args=(thread,)) for thread in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, failures[0]
+    assert sorted(got) == list(range(threads * runs))
+    for index, result in got.items():
+        np.testing.assert_array_equal(result, expected[index], err_msg=f"input {index}")
+
+
+def test_step_by_step_state_belongs_to_the_calling_thread(digits_package: Path) -> None:
+    session = Session(digits_package)
+    first, second = images(2, seed=5)
+    session.set_input("image", first)
+    session.run()
+    outcome: dict[str, object] = {}
+
+    def other_thread() -> None:
+        for name, call in {
+            "run": session.run,
+            "get_output": lambda: session.get_output("logits"),
+        }.items():
+            try:
+                call()
+            except IrcError as failure:
+                outcome[name] = failure.diagnostics[0].message
+        outcome["own run"] = session.run({"image": second})["logits"]
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert outcome["run"] == "input 'image' was not set"
+    assert "has not run in this thread" in str(outcome["get_output"])
+    # The other thread's run left this thread's outputs alone.
+    np.testing.assert_array_equal(
+        session.get_output("logits"), Session(digits_package).run({"image": first})["logits"]
+    )
+    assert not np.array_equal(outcome["own run"], session.get_output("logits"))
+
+
+@pytest.fixture(scope="module")
+def small_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bad-input corpus's small model (y = relu(x @ w + b), x: 1x4), int8."""
+    out = tmp_path_factory.mktemp("small") / "pkg"
+    status = compile_main([str(CORPUS / "onnx" / "small.onnx"), "-o", str(out), "--no-progress"])
+    assert status == 0
+    return out
+
+
+def test_an_output_listed_twice_is_one_output(tmp_path: Path) -> None:
+    """onnxruntime lists such an output twice and returns it twice in its list; a
+    session returns outputs by name, so it lists it once, where it first appears."""
+    from onnx import TensorProto, helper
+
+    def tensor(name: str) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4])
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["y"], name="relu"),
+            helper.make_node("Neg", ["x"], ["z"], name="neg"),
+        ],
+        "twice",
+        [tensor("x")],
+        [tensor("y"), tensor("z"), tensor("y")],
+    )
+    model = tmp_path / "twice.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    package = tmp_path / "pkg"
+    assert compile_main([str(model), "-o", str(package), "--no-progress"]) == 0
+    session = Session(package)
+    assert [info.name for info in session.outputs] == ["y", "z"]
+    outputs = session.run({"x": np.linspace(-1, 1, 4, dtype=np.float32).reshape(1, 4)})
+    assert list(outputs) == [info.name for info in session.outputs]
+    np.testing.assert_array_equal(session.get_output(1), outputs["z"])
+    with pytest.raises(IrcError, match="there is no output 2"):
+        session.get_output(2)
+
+
+def _warnings_of(call: Callable[[], object]) -> list[Diagnostic]:
+    with collect_diagnostics() as diagnostics:
+        call()
+    return [d for d in diagnostics if d.severity == Severity.WARNING]
+
+
+def test_inputs_the_npu_cannot_represent_are_warnings(digits_package: Path) -> None:
+    session = Session(digits_package)
+    (image,) = images(1)
+    assert _warnings_of(lambda: session.run({"image": image.astype(np.float64)})) == []
+
+    huge = image.astype(np.float64)
+    huge.flat[[3, 7, 11]] = [1e300, -1e300, 1e39]
+    (warning,) = _warnings_of(lambda: session.run({"image": huge}))
+    assert warning.message == (
+        "input 'image': 3 of its 64 values are beyond the range of float32 and become infinities"
+    )
+    assert warning.hint and "3.403e+38" in warning.hint
+    assert str(session.path) in str(warning.location)
+    # The run goes on, on what the NPU gets: the infinities.
+    with np.errstate(over="ignore"):
+        infinities = huge.astype(np.float32)
+    np.testing.assert_array_equal(
+        session.get_output("logits"), session.run({"image": infinities})["logits"]
+    )
+
+    nan = image.copy()
+    nan.flat[[0, 5]] = np.nan
+    (warning,) = _warnings_of(lambda: session.run([nan]))
+    assert warning.message.startswith("input 'image' holds 2 NaN values (of 64)")
+    assert warning.hint and "nan_to_num" in warning.hint
+
+
+@pytest.mark.parametrize(
+    ("data", "warning"),
+    [
+        ("x-nan.npy", "input 'x' holds 2 NaN values (of 4)"),
+        ("x-beyond-float32.npy", "input 'x': 3 of its 4 values are beyond the range of float32"),
+    ],
+)
+def test_irc_run_warns_of_inputs_the_npu_cannot_represent(
+    small_package: Path, data: str, warning: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = run_main([str(small_package), "--input", f"x={CORPUS / 'data' / data}"])
+    stderr = capsys.readouterr().err
+    assert status == 0, stderr
+    assert "Traceback" not in stderr and "error:" not in stderr
+    (line,) = [line for line in stderr.splitlines() if "warning:" in line]
+    assert f"{small_package}: warning: {warning}" in line
+    assert "RuntimeWarning" not in stderr
+
+
+def test_run_takes_a_list_of_inputs_in_declaration_order(digits_package: Path) -> None:
+    session = Session(digits_package)
+    (image,) = images(1, seed=9)
+    by_name = session.run({"image": image})
+    np.testing.assert_array_equal(session.run([image])["logits"], by_name["logits"])
+    np.testing.assert_array_equal(session.run((image,))["logits"], by_name["logits"])
+    np.testing.assert_array_equal(session.run({0: image})["logits"], by_name["logits"])
+    streamed = session.stream([[image], {"image": image}])
+    for outputs in streamed.outputs:
+        np.testing.assert_array_equal(outputs["logits"], by_name["logits"])
+    session.set_input(np.int64(0), image)  # a numpy integer is an index too
+    assert session.stream(np.int64(2)).timing.frames == 2

@@ -10,7 +10,7 @@
   the trained digits CNN) is deleted in turn; the simulator reports a hazard exactly when an independent check (an
   explicit happens-before graph over the commands' bytes) finds a race, and every
   deletion does create one (the synchronisation is minimal).
-- The worked example of DESIGN.md, simulated, against the planner and the hand count.
+- The worked example (docs/targets.md, "npu-demo"), simulated, against the planner and the hand count.
 - The Chrome trace has one track per engine.
 """
 
@@ -426,7 +426,7 @@ WORKED_EXAMPLE = """func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32,
 
 
 def test_the_worked_example_simulates_within_5_percent_of_the_macs_alone() -> None:
-    """DESIGN.md's conv: 225,792 cycles of MACs. The planner takes tiles of 3 rows and
+    """The worked example's conv: 225,792 cycles of MACs. The planner takes tiles of 3 rows and
     estimates 237,836; the simulation agrees within 2%, and within 5% of the hand
     count (issue 8): the first tile starts on 16 output channels' weights while the
     rest stream in behind it."""

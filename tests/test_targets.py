@@ -269,6 +269,97 @@ MISTAKES = [
         "ddr.latency_cycles = -1 must be at least 0",
         "latency_cycles: NPU clock cycles",
     ),
+    # below or above what real hardware has (issue 19: a 300-digit time, a traceback)
+    Mistake(
+        "vanishing clock",
+        "clock_mhz = 200\n",
+        "clock_mhz = 1e-300\n",
+        "clock_mhz",
+        "mac_array.clock_mhz = 1e-300 must be at least 1",
+        "clock_mhz: the NPU clock, in MHz",
+    ),
+    Mistake(
+        "vanishing DDR bandwidth",
+        "bandwidth_gb_per_s = 0.2\n",
+        "bandwidth_gb_per_s = 1e-9\n",
+        "bandwidth_gb_per_s = 1e-9",
+        "ddr.bandwidth_gb_per_s = 1e-09 must be at least 0.001",
+        "bandwidth_gb_per_s: sustained bandwidth between DDR and the NPU",
+    ),
+    Mistake(
+        "vanishing host rate",
+        "gmacs_per_s = 0.2\n",
+        "gmacs_per_s = 5e-324\n",
+        "gmacs_per_s",
+        "host.gmacs_per_s = 5e-324 must be at least 0.001",
+        "gmacs_per_s: multiply-accumulates per second",
+    ),
+    Mistake(
+        "vanishing host bandwidth",
+        "bandwidth_gb_per_s = 0.4\n",
+        "bandwidth_gb_per_s = 0.0001\n",
+        "bandwidth_gb_per_s = 0.0001",
+        "host.bandwidth_gb_per_s = 0.0001 must be at least 0.001",
+        "bandwidth_gb_per_s: copies between host and NPU memory",
+    ),
+    Mistake(
+        "a TiB of SRAM",
+        "size_kib = 128\n",
+        "size_kib = 1073741824\n",
+        "size_kib",
+        "sram.size_kib = 1073741824 must be at most 262144",
+        "size_kib: capacity, in KiB",
+    ),
+    Mistake(
+        "huge float clock",
+        "clock_mhz = 200\n",
+        "clock_mhz = 1e300\n",
+        "clock_mhz",
+        "mac_array.clock_mhz = 1e+300 must be at most 10000",
+        "clock_mhz: the NPU clock, in MHz",
+    ),
+    Mistake(
+        "integer too large for a float",
+        "latency_cycles = 50\n",
+        f"latency_cycles = {10**400}\n",
+        "latency_cycles",
+        "ddr.latency_cycles = 1.000e+400 must be at most 1000000",
+        "latency_cycles: NPU clock cycles",
+    ),
+    Mistake(
+        "integer too large for a float, for a number",
+        "transition_us = 10\n",
+        f"transition_us = -{10**400}\n",
+        "transition_us",
+        "host.transition_us = -1.000e+400 must be at least 0",
+        "transition_us: synchronisation cost",
+    ),
+    Mistake(
+        "integer too large for a float, in a limit",
+        "max_kernel = 3\n",
+        f"max_kernel = {10**400}\n",
+        "max_kernel = 1",
+        "ops.conv.max_kernel = 1.000e+400 is out of range: it must be between 1 and 65536",
+        "max_kernel: largest kernel size",
+    ),
+    Mistake(
+        "integer too large for a float, in a number limit",
+        "[ops.add]\n",
+        f"[ops.add]\n[ops.resize]\nmax_scale = {10**400}\n",
+        "max_scale",
+        "ops.resize.max_scale = 1.000e+400 is out of range: it must be more than 0 and at "
+        "most 1024",
+        "max_scale: largest scale factor",
+    ),
+    Mistake(
+        "integer too large for a float, in a list of numbers",
+        "[ops.add]\n",
+        f"[ops.add]\n[ops.resize]\nscales = [2, {10**400}]\n",
+        "scales",
+        "ops.resize.scales holds 1.000e+400, which is out of range: values must be more "
+        "than 0 and at most 1024",
+        "scales: allowed scale factors",
+    ),
     Mistake(
         "alignment not a power of two",
         "alignment_bytes = 16\n",
@@ -744,7 +835,7 @@ def test_npu_demo_is_the_worked_example() -> None:
     assert target.ddr.bandwidth_bytes_per_second == 1e9
     sram = target.sram
     assert (sram.size_bytes, sram.banks, sram.alignment_bytes) == (512 * 1024, 4, 64)
-    # DESIGN.md: a 3x3 conv of a 56x56x32 int8 map to 64 channels.
+    # The worked example (docs/targets.md, "npu-demo"): a 3x3 conv of a 56x56x32 int8 map to 64 channels.
     macs = 56 * 56 * 64 * 3 * 3 * 32
     cycles = macs / mac.macs_per_cycle
     assert round(macs / 1e6, 1) == 57.8

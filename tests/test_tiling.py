@@ -4,7 +4,7 @@
   transposed, gemm, pooling, elementwise) and SRAM sizes: a plan never needs more SRAM than the target
   has, its tiles cover the output, its estimate is never below the layer's lower
   bound; and a layer is refused exactly when its smallest tile does not fit.
-- The worked example of DESIGN.md, recomputed from the model's formulas.
+- The worked example (docs/targets.md, "npu-demo"), recomputed from the model's formulas.
 - The digits CNN in int8: every MAC layer is planned, deterministically.
 - Bad options and forced tiles give located errors.
 """
@@ -154,7 +154,7 @@ def worked_example(**changes: object) -> Layer:
 
 
 def test_the_worked_example() -> None:
-    """DESIGN.md: 57.8 M MACs, 225,792 cycles on 256 MACs; DMA hides under compute."""
+    """The worked example: 57.8 M MACs, 225,792 cycles on 256 MACs; DMA hides under compute."""
     layer = worked_example()
     assert layer.macs == 57_802_752
     plan = plan_layer(layer, NPU_DEMO)

@@ -24,7 +24,7 @@ From these and a target (irc/targets), the time model of one op:
   `elements / (vector lanes * clock)` on the vector unit, and the op's DDR traffic
   (`op_ddr_bytes`: its weights, and its activations when they do not fit in SRAM
   together) takes `latency_cycles / clock + bytes / ddr bandwidth`. DMA overlaps
-  with compute (../shared/DESIGN.md, "The simulated NPU"), so the op takes the
+  with compute (docs/simulator.md, "Timing"), so the op takes the
   longer of the two (partitioning uses the tile planner's estimate instead where the
   backend table has a layer model of the op: irc/transforms/partition.py);
 - on the host, `macs / host.macs_per_second + elements / host.elements_per_second`

@@ -1140,7 +1140,8 @@ def layers_png(result: CompileResult) -> bytes:
         step = max(1, math.ceil(len(rows) / MAX_LAYER_LABELS))
         names = [_shorten(row.name, 28) for row in rows]
         axes.set_yticks(positions[::step], names[::step], fontsize=7 if count > 30 else 8)
-        axes.set_ylim(len(rows) - 0.5, -0.5)  # program order, top to bottom
+        # Program order, top to bottom; a model with no layers keeps one empty row.
+        axes.set_ylim(count - 0.5, -0.5)
         axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
         axes.set_xlabel(f"simulated cycles ({unit})")
         axes.grid(axis="x", color="#dddddd", linewidth=0.6)

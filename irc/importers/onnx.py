@@ -17,6 +17,10 @@ What the importer guarantees:
   chains are removed once folded (dead code elimination at the end of import).
 - Errors are `IrcError`s naming the node: all unsupported ops of a model are reported
   together, never only the first.
+- What onnxruntime or ONNX's strict shape inference refuses is an error even where
+  onnx.checker passes it: duplicate node names, initializers or declared types
+  (graph outputs, value_info) that contradict what irc computes, malformed attributes
+  and shape-like inputs. Runtime tensors hold at least one element.
 - External-data tensors are read only from files inside the model's directory.
 - The same model always gives the same IR.
 
@@ -354,12 +358,19 @@ class _GraphImporter:
         self.values: dict[str, SSAValue] = {}
         self.known_arrays: dict[SSAValue, np.ndarray | None] = {}
         self.opset = self._default_opset()
-        self.consumed = {name for node in self.graph.node for name in node.input if name}
-        self.consumed.update(output.name for output in self.graph.output)
+        self.computed_on = {name for node in self.graph.node for name in node.input if name}
+        """The values that nodes read (a graph output may be empty; these may not)."""
+        self.consumed = self.computed_on | {output.name for output in self.graph.output}
+        self.declared: dict[str, onnx.TypeProto] = {
+            value.name: value.type for value in [*self.graph.value_info, *self.graph.output]
+        }
+        """The types the model declares for its values (value_info and graph outputs),
+        which must agree with the types irc computes."""
 
     # ---- the whole graph -------------------------------------------------------------
 
     def run(self) -> ModuleOp:
+        self._check_node_names()
         self._check_supported()
         self._import_initializers()
         arguments = self._import_inputs()
@@ -398,6 +409,31 @@ class _GraphImporter:
     def error(self, message: str, hint: str | None = None) -> IrcError:
         return IrcError(Diagnostic(message, Location(self.source), hint=hint))
 
+    def _check_node_names(self) -> None:
+        """Node names are unique, as onnxruntime requires (diagnostics name nodes)."""
+        first_index: dict[str, int] = {}
+        for index, node in enumerate(self.graph.node):
+            if not node.name:
+                continue
+            if node.name in first_index:
+                raise IrcError(
+                    Diagnostic(
+                        f"two nodes are named '{node.name}' (#{first_index[node.name]} "
+                        f"{self.graph.node[first_index[node.name]].op_type} and #{index} "
+                        f"{node.op_type})",
+                        Location(self.source, name=node.name),
+                        hint="node names must be unique (onnxruntime refuses the model): "
+                        "rename one, or re-export the model",
+                    )
+                )
+            first_index[node.name] = index
+
+    def contradicted_declaration(self, name: str, value: SSAValue) -> str | None:
+        """The model's declared type of `name` as text if `value`'s type contradicts
+        it; None if they agree or nothing is declared."""
+        declared = self.declared.get(name)
+        return None if declared is None else _contradicted(declared, value.type)
+
     def _check_supported(self) -> None:
         """Report every node whose op irc cannot import, all at once."""
         versions = {entry.domain or "ai.onnx": entry.version for entry in self.model.opset_import}
@@ -418,9 +454,19 @@ class _GraphImporter:
             raise IrcError(diagnostics)
 
     def _import_initializers(self) -> None:
+        input_types = {value.name: value.type for value in self.graph.input}
         for tensor in self.graph.initializer:
             array = tensor_to_array(tensor, self.model_dir, self.source)
             _check_no_nan(array, tensor.name, self.source)
+            declared = input_types.get(tensor.name)
+            contradicted = None if declared is None else _contradicted(declared, array)
+            if contradicted is not None:
+                raise self.error(
+                    f"initializer '{tensor.name}' is {_type_text(array)}, but the graph input "
+                    f"it initializes is declared as {contradicted}",
+                    hint="onnxruntime refuses such a model: fix the input's declaration, or "
+                    "remove the initializer from the graph inputs",
+                )
             constant = nn.ConstantOp.from_array(array, location=_name_loc(tensor.name))
             self.block.add_op(constant)
             self.values[tensor.name] = constant.result
@@ -492,6 +538,7 @@ class _GraphImporter:
                         )
             given_type = TensorType(element_type, given)
             _check_size(given_type, what, Location(self.source))
+            _check_not_empty(given_type, what, Location(self.source))
             return given_type
         if not _is_static(declared):
             shown = "unknown rank" if declared is None else _dims_text(declared)
@@ -507,6 +554,7 @@ class _GraphImporter:
             )
         declared_type = TensorType(element_type, declared)
         _check_size(declared_type, what, Location(self.source))
+        _check_not_empty(declared_type, what, Location(self.source))
         return declared_type
 
     def _import_nodes(self) -> None:
@@ -557,6 +605,23 @@ class _GraphImporter:
                 f"{node.op_type}: output '{name}'",
                 Location(self.source, name=node.name),
             )
+            if (
+                0 in tensor_type(value).get_shape()
+                and name in self.computed_on
+                and self.known_array(value) is None
+            ):
+                raise node.error(
+                    f"output '{name}' would have shape {_dims_text(tensor_type(value).get_shape())}"
+                    ": no elements",
+                    hint=EMPTY_TENSOR_HINT,
+                )
+            contradicted = self.contradicted_declaration(name, value)
+            if contradicted is not None:
+                raise node.error(
+                    f"output '{name}' is declared as {contradicted}, but {node.op_type} "
+                    f"computes {_type_text(value.type)}",
+                    hint=DECLARED_TYPE_HINT,
+                )
             self.values[name] = value
 
     def _import_outputs(self) -> list[tuple[str, SSAValue]]:
@@ -565,6 +630,13 @@ class _GraphImporter:
             if output.name not in self.values:
                 raise self.error(f"graph output '{output.name}' is not produced by any node")
             value = self.values[output.name]
+            contradicted = self.contradicted_declaration(output.name, value)
+            if contradicted is not None:  # an input or initializer (nodes are checked)
+                raise self.error(
+                    f"graph output '{output.name}' is declared as {contradicted}, but it is "
+                    f"{_type_text(value.type)}",
+                    hint=DECLARED_TYPE_HINT,
+                )
             element = quant.quantized_element(value.type)
             if element is not None:
                 # A quantized graph output (a QuantizeLinear's) leaves as the integers
@@ -637,6 +709,90 @@ def _check_no_nan(array: np.ndarray, name: str, source: str | None) -> None:
                 hint="the weights are broken: check the training run or the export that wrote them",
             )
         )
+
+
+EMPTY_TENSOR_HINT = (
+    "irc computes on tensors that hold at least one element (only constants, such as an "
+    "empty Resize 'roi', may be empty): check the model's shapes"
+)
+
+
+def _check_not_empty(value_type: TensorType, what: str, location: Location) -> None:
+    """An error if a tensor computed at run time (`value_type`) has no elements."""
+    if 0 in value_type.get_shape():
+        raise IrcError(
+            Diagnostic(
+                f"{what} has shape {_dims_text(value_type.get_shape())}: no elements",
+                location,
+                hint=EMPTY_TENSOR_HINT,
+            )
+        )
+
+
+DECLARED_TYPE_HINT = (
+    "the model's declared types are wrong (onnx.shape_inference.infer_shapes(model, "
+    "strict_mode=True) shows where): fix them, or re-export the model"
+)
+
+
+def _contradicted(declared: onnx.TypeProto, actual: Attribute | np.ndarray) -> str | None:
+    """`declared` as text if the element type or a fixed dimension of the tensor type
+    it declares differs from `actual` (a tensor type or an array), else None. Symbolic
+    and absent dimensions, an absent shape and an undefined element type declare
+    nothing; a quantized tensor is compared by its storage type, as ONNX holds it."""
+    if declared.WhichOneof("value") != "tensor_type":
+        return None
+    tensor = declared.tensor_type
+    dtype, shape = _dtype_and_shape(actual)
+    if tensor.elem_type != onnx.TensorProto.UNDEFINED:
+        try:
+            declared_dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        except (KeyError, ValueError, TypeError):
+            declared_dtype = None
+        if declared_dtype != dtype:
+            return _onnx_type_text(tensor)
+    if tensor.HasField("shape"):
+        dims = tensor.shape.dim
+        if len(dims) != len(shape) or any(
+            dim.HasField("dim_value") and dim.dim_value != size for dim, size in zip(dims, shape)
+        ):
+            return _onnx_type_text(tensor)
+    return None
+
+
+def _dtype_and_shape(actual: Attribute | np.ndarray) -> tuple[np.dtype, list[int]]:
+    if isinstance(actual, np.ndarray):
+        return actual.dtype, list(actual.shape)
+    assert isinstance(actual, TensorType)
+    element = quant.quantized_element(actual)
+    element_type = actual.get_element_type() if element is None else element.storage_type
+    return weights.dtype_of(element_type), list(actual.get_shape())
+
+
+def _type_text(actual: Attribute | np.ndarray) -> str:
+    """A tensor type (or an array's) as `float32 1x4`."""
+    dtype, shape = _dtype_and_shape(actual)
+    return f"{dtype} {_dims_text(shape)}"
+
+
+def _onnx_type_text(tensor: onnx.TypeProto.Tensor) -> str:
+    """A declared ONNX tensor type as `float32 1x4` (`?` for an unknown dimension)."""
+    try:
+        element = str(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    except (KeyError, ValueError, TypeError):
+        values = onnx.TensorProto.DataType.values()
+        element = (
+            onnx.TensorProto.DataType.Name(tensor.elem_type).lower()
+            if tensor.elem_type in values
+            else f"element type {tensor.elem_type}"
+        )
+    if not tensor.HasField("shape"):
+        return f"{element} of any shape"
+    dims = [
+        dim.dim_value if dim.HasField("dim_value") else (dim.dim_param or "?")
+        for dim in tensor.shape.dim
+    ]
+    return f"{element} {_dims_text(dims)}"
 
 
 def _check_size(value_type: Attribute, what: str, location: Location) -> None:
@@ -772,8 +928,18 @@ class OnnxNode:
         return array
 
     def constant_ints(self, position: int, what: str) -> list[int] | None:
+        """A shape-like input of integers (a 1-D int64 tensor in ONNX), as a list."""
         array = self.constant(position, what)
-        return None if array is None else [int(v) for v in np.asarray(array).reshape(-1)]
+        if array is None:
+            return None
+        array = np.asarray(array)
+        if array.dtype.kind not in "iu" or array.ndim > 1:
+            raise self.error(
+                f"{what} (input #{position}, '{self.proto.input[position]}') must be a 1-D "
+                f"integer tensor, but it is {_type_text(array)}",
+                hint="onnxruntime refuses such a model: store it as a 1-D int64 tensor",
+            )
+        return [int(v) for v in array.reshape(-1)]
 
     def attr_or_input_ints(self, attribute: str, position: int, since: int) -> list[int] | None:
         """A list of ints that is an attribute before opset `since` and an input after."""
@@ -916,7 +1082,6 @@ DIRECT: dict[str, _Direct] = {
     "GlobalAveragePool": _Direct(nn.GlobalAveragePoolOp),
     "GlobalMaxPool": _Direct(nn.GlobalMaxPoolOp),
     "Concat": _Direct(nn.ConcatOp, _same("axis", kind=_int)),
-    "Gather": _Direct(nn.GatherOp, _same("axis", kind=_int)),
     "Flatten": _Direct(nn.FlattenOp, _same("axis", kind=_int)),
     "DepthToSpace": _Direct(
         nn.DepthToSpaceOp, {"blocksize": ("blocksize", _int), "mode": ("mode", _str)}
@@ -1042,6 +1207,11 @@ def _convert_dropout(node: OnnxNode) -> list[SSAValue | None]:
         if node.has_input(1):
             ratio_array = node.importer.known_array(node.input(1))
             ratio = None if ratio_array is None else float(np.asarray(ratio_array).reshape(-1)[0])
+    if ratio is not None and not 0 <= ratio < 1:
+        raise node.error(
+            f"ratio {ratio} is not in [0, 1)",
+            hint="onnxruntime refuses such a model: a dropout ratio is a probability below 1",
+        )
     output = node.emit_value(nn.DropoutOp, [x], {"ratio": _float(ratio)})
     if not node.output_used(1):
         return [output, None]
@@ -1140,6 +1310,15 @@ def _convert_conv_transpose(node: OnnxNode) -> SSAValue:
     _check_kernel_shape(node, kernel)
     strides, dilations = _spatial_attrs(node, spatial)
     output_padding = list(node.attr("output_padding") or [0] * spatial)
+    if len(output_padding) != spatial or any(
+        not 0 <= padding < max(stride, dilation)
+        for padding, stride, dilation in zip(output_padding, strides, dilations)
+    ):
+        raise node.error(
+            f"output_padding {output_padding} must have {spatial} values, each at least 0 "
+            f"and smaller than the stride {strides} or the dilation {dilations}",
+            hint="onnxruntime refuses such a model: a larger output comes from output_shape",
+        )
     auto_pad = node.attr("auto_pad", "NOTSET")
     output_shape = node.attr("output_shape")
     if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -1287,8 +1466,27 @@ def _reduce(op_class: type[nn.NNOp], axes_input_since: int) -> Converter:
 # Shapes: ops whose shape-like inputs must be constants
 
 
+CONSTANT_VALUE_ATTRIBUTES = (
+    "value",
+    "value_float",
+    "value_floats",
+    "value_int",
+    "value_ints",
+    "value_string",
+    "value_strings",
+    "sparse_value",
+)
+"""The attributes of which a Constant node holds exactly one."""
+
+
 def _convert_constant(node: OnnxNode) -> SSAValue:
     source = node.importer.source
+    given = [name for name in CONSTANT_VALUE_ATTRIBUTES if name in node.attributes]
+    if len(given) > 1:
+        raise node.error(
+            f"it has {len(given)} values ({', '.join(given)}); a Constant holds exactly one",
+            hint="onnxruntime would take one and ignore the others: keep the one that is meant",
+        )
     if "value" in node.attributes:
         array = tensor_to_array(node.attr("value"), node.importer.model_dir, source)
     elif "value_float" in node.attributes:
@@ -1322,6 +1520,11 @@ def _convert_constant_of_shape(node: OnnxNode) -> SSAValue:
         if tensor is None
         else tensor_to_array(tensor, importer.model_dir, importer.source)
     )
+    if np.asarray(fill).size != 1:
+        raise node.error(
+            f"'value' must hold one element, but it is {_type_text(np.asarray(fill))}",
+            hint="onnxruntime refuses such a model: give the fill value as a 1-element tensor",
+        )
     value = weights.dense_from_numpy(np.asarray(fill).reshape([1]))
     result_type = TensorType(value.get_element_type(), shape)
     return node.emit_value(nn.ConstantOfShapeOp, [], {"value": value}, [result_type])
@@ -1384,6 +1587,26 @@ def _convert_tile(node: OnnxNode) -> SSAValue:
     return node.emit_value(nn.TileOp, [node.input(0)], {"repeats": _ints(repeats)})
 
 
+def _convert_gather(node: OnnxNode) -> SSAValue:
+    axis = node.attr("axis", 0)
+    gathered = node.emit_value(nn.GatherOp, node.inputs(), {"axis": _int(axis)})
+    # Indices known at import time must select entries that exist: onnxruntime fails
+    # on them at run time, and the NPU would read outside the tensor.
+    indices = node.importer.known_array(node.input(1))
+    if indices is not None and indices.size:
+        shape = node.shape(0)
+        size = shape[axis + len(shape) if axis < 0 else axis]
+        flat = np.asarray(indices).reshape(-1)
+        outside = flat[(flat < -size) | (flat >= size)]
+        if outside.size:
+            raise node.error(
+                f"index {int(outside[0])} of '{node.proto.input[1]}' is out of range for "
+                f"axis {axis} of size {size}",
+                hint=f"indices along this axis must lie in [{-size}, {size - 1}]",
+            )
+    return gathered
+
+
 def _convert_transpose(node: OnnxNode) -> SSAValue:
     perm = node.attr("perm")
     if perm is None:
@@ -1435,6 +1658,12 @@ def _convert_split(node: OnnxNode) -> list[SSAValue]:
     count = len(node.proto.output)
     if sizes is None:
         num_outputs = node.attr("num_outputs")
+        if num_outputs is not None and num_outputs != count:
+            raise node.error(
+                f"num_outputs is {num_outputs}, but the node has {count} "
+                f"output{'s' if count != 1 else ''}",
+                hint="num_outputs must equal the number of outputs",
+            )
         if num_outputs is not None:  # opset 18: the last piece may be smaller
             chunk = -(-size // num_outputs)
             sizes = [chunk] * (num_outputs - 1) + [size - chunk * (num_outputs - 1)]
@@ -1490,6 +1719,11 @@ def _convert_resize(node: OnnxNode) -> SSAValue:
     axes = list(range(rank)) if axes is None else [a + rank if a < 0 else a for a in axes]
     scales = node.constant(2, "'scales'")
     sizes = node.constant_ints(3, "'sizes'")
+    if sizes and scales is not None and scales.size:
+        raise node.error(
+            "it has both 'scales' and 'sizes'",
+            hint="onnxruntime refuses such a model: give one of them, the other empty or absent",
+        )
     if sizes:
         if len(sizes) != len(axes):
             raise node.error(f"{len(sizes)} sizes for {len(axes)} axes")
@@ -2038,6 +2272,7 @@ CONVERTERS: dict[str, Converter] = {
     "Expand": _convert_expand,
     "Tile": _convert_tile,
     "Transpose": _convert_transpose,
+    "Gather": _convert_gather,
     "Squeeze": _convert_squeeze,
     "Unsqueeze": _convert_unsqueeze,
     "Slice": _convert_slice,

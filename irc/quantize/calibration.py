@@ -28,10 +28,12 @@ file gives back the same ranges. Ranges of the histogram observers can be recomp
 from a file with another of them (`CalibrationStats.with_observer`), without running
 the model again.
 
-Calibration sets (`load_samples`): a directory of `.npy` files (one sample each, for
-a model with one input) or `.npz` files (one sample each, arrays named by input name
-or positionally `arr_0`, `arr_1`, ... as `np.savez` names them), or one `.npz` file
-whose arrays have a leading axis of samples. An array of a model input's exact shape
+Calibration sets (`load_samples`, which every reader of calibration data uses:
+irc-calibrate, irc-quantize, and irc-compile through the quantize pass): a directory
+of `.npy` files (one sample each, for a model with one input) or `.npz` files (one
+sample each, arrays named by input name or positionally `arr_0`, `arr_1`, ... as
+`np.savez` names them), or one `.npz` file whose arrays have a leading axis of
+samples. An array of a model input's exact shape
 is one sample; one with an extra leading axis holds a sample per row; and when the
 input's first dimension is a batch of b, an array of n*b rows holds n samples of b rows.
 """
@@ -178,9 +180,12 @@ class _SampleFile:
     path: Path
     arrays: dict[str, _ArrayInfo]  # by input name
     count: int
+    ignored: tuple[str, ...] = ()  # arrays of an .npz that feed no input
 
 
-def _read_npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
+def _read_npy_header(stream: IO[bytes], size: int) -> tuple[tuple[int, ...], np.dtype, int]:
+    """The shape and dtype in a .npy header, and how many bytes of data follow it
+    in a stream of `size` bytes."""
     version = np.lib.format.read_magic(stream)
     if version == (1, 0):
         shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
@@ -188,38 +193,67 @@ def _read_npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
         shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
     else:
         raise ValueError(f"unsupported .npy format version {version}")
-    return tuple(shape), np.dtype(dtype)
+    return tuple(shape), np.dtype(dtype), size - stream.tell()
 
 
 def _file_error(path: Path, message: str, hint: str | None = None) -> IrcError:
     return error(message, Location(file=str(path)), hint)
 
 
-def _list_arrays(arrays: Mapping[str, object]) -> str:
+def _list_arrays(arrays: Iterable[str]) -> str:
     return ", ".join(f"'{name}'" for name in arrays) or "none"
 
 
+def _human_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
 def _array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """The shape and dtype of every array in a .npy or .npz file, without its data."""
+    """The shape and dtype of every array in a .npy or .npz file, without its data.
+
+    A header that claims more data than the file holds is an error here, before
+    anything is allocated for it (a damaged header can claim terabytes)."""
+    kind = "a .npy" if path.suffix == ".npy" else "an .npz"
+    headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    available: dict[str, int] = {}
     try:
         if path.suffix == ".npy":
             with path.open("rb") as stream:
-                return {"": _read_npy_header(stream)}
-        headers = {}
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.namelist():
-                if not member.endswith(".npy"):
-                    continue
-                with archive.open(member) as stream:
-                    headers[member.removesuffix(".npy")] = _read_npy_header(stream)
-        return headers
+                shape, dtype, available[""] = _read_npy_header(stream, path.stat().st_size)
+                headers[""] = (shape, dtype)
+        else:
+            with zipfile.ZipFile(path) as archive:
+                for info in archive.infolist():
+                    if not info.filename.endswith(".npy"):
+                        continue
+                    name = info.filename.removesuffix(".npy")
+                    with archive.open(info) as stream:
+                        shape, dtype, available[name] = _read_npy_header(stream, info.file_size)
+                        headers[name] = (shape, dtype)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as failure:
-        kind = "a .npy" if path.suffix == ".npy" else "an .npz"
         raise _file_error(
             path,
             f"cannot read '{path.name}' as {kind} file: {failure}",
             hint="write calibration data with numpy.save (.npy) or numpy.savez (.npz)",
         ) from None
+    for name, (shape, dtype) in headers.items():
+        claimed = math.prod(shape) * dtype.itemsize
+        if claimed > available[name]:
+            what = f"array '{name}'" if name else "the array"
+            raise _file_error(
+                path,
+                f"the header of {what} in '{path.name}' claims {_shape_text(shape)} {dtype} "
+                f"values ({_human_bytes(claimed)}), but the file holds "
+                f"{_human_bytes(max(available[name], 0))} of data",
+                hint="the file is truncated or its header is damaged: write it again with "
+                "numpy.save / numpy.savez",
+            )
+    return headers
 
 
 def _sample_count(shape: tuple[int, ...], input_shape: tuple[int, ...]) -> int | None:
@@ -244,6 +278,28 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape) if shape else "a scalar"
 
 
+def _takes(source: np.dtype, target: np.dtype) -> bool:
+    """Whether data of `source` may feed an input of `target`: floats a float input
+    (rounded to its precision), integers an integer one (each value must survive the
+    conversion), booleans a boolean one. Integers do not feed a float input: such
+    data is, most often, pixels that the model expects scaled."""
+    if target.kind == "f":
+        return source.kind == "f"
+    if target.kind in "iu":
+        return source.kind in "iu"
+    return source.kind == target.kind
+
+
+def _dtype_hint(source: np.dtype, target: np.dtype) -> str:
+    if source.kind in "iu" and target.kind == "f":
+        return (
+            f"integer data does not feed a {target} input: scale it as the model expects "
+            f"(pixels of 0..255 are usually divided by 255, then normalised) and save it "
+            f"as {target} (array.astype('{target}'))"
+        )
+    return f"save the data as {target} (array.astype('{target}'))"
+
+
 def _check_file(path: Path, inputs: InputSignature) -> _SampleFile:
     """Match a file's arrays with the inputs and check their shapes and dtypes."""
     headers = _array_headers(path)
@@ -261,8 +317,6 @@ def _check_file(path: Path, inputs: InputSignature) -> _SampleFile:
         chosen = {name: name for name in names}
     elif set(headers) == {f"arr_{index}" for index in range(len(names))}:
         chosen = {name: f"arr_{index}" for index, name in enumerate(names)}
-    elif len(names) == 1 and len(headers) == 1:
-        chosen[names[0]] = next(iter(headers))
     else:
         missing = [name for name in names if name not in headers]
         raise _file_error(
@@ -290,13 +344,12 @@ def _check_file(path: Path, inputs: InputSignature) -> _SampleFile:
                 hint=f"give one sample of shape {_shape_text(input_shape)}, or samples along "
                 f"a leading axis (Nx{_shape_text(input_shape)})",
             )
-        convertible = np.can_cast(dtype, input_dtype, "same_kind") and dtype.kind in "biuf"
-        if not convertible:
+        if not _takes(dtype, input_dtype):
             raise _file_error(
                 path,
                 f"{what} in '{path.name}' has element type {dtype}, but input '{name}' "
                 f"takes {input_dtype}",
-                hint=f"save the data as {input_dtype} (array.astype('{input_dtype}'))",
+                hint=_dtype_hint(dtype, input_dtype),
             )
         arrays[name] = _ArrayInfo(member or None, shape, dtype)
         counts[name] = count
@@ -307,7 +360,26 @@ def _check_file(path: Path, inputs: InputSignature) -> _SampleFile:
             f"the arrays in '{path.name}' hold different numbers of samples ({listed})",
             hint="every input needs the same number of samples",
         )
-    return _SampleFile(path, arrays, next(iter(counts.values())))
+    ignored = tuple(member for member in headers if member not in chosen.values())
+    return _SampleFile(path, arrays, next(iter(counts.values())), ignored)
+
+
+NON_FINITE_HINT = (
+    "calibration needs finite inputs: repair or drop these samples (numpy.isfinite finds them)"
+)
+
+
+def non_finite_values(array: np.ndarray) -> str | None:
+    """How many NaN and infinite values a float array has, in words (`3 NaN and 1
+    infinite values`); None if it has none."""
+    if array.dtype.kind != "f" or bool(np.isfinite(array).all()):
+        return None
+    nan = int(np.count_nonzero(np.isnan(array)))
+    infinite = int(np.count_nonzero(np.isinf(array)))
+    counts = [f"{nan} NaN" if nan else "", f"{infinite} infinite" if infinite else ""]
+    return " and ".join(count for count in counts if count) + (
+        " value" if nan + infinite == 1 else " values"
+    )
 
 
 class CalibrationSet(Sequence[Sample]):
@@ -316,9 +388,13 @@ class CalibrationSet(Sequence[Sample]):
     Iterating reads each file once; indexing keeps the last file read.
     """
 
-    def __init__(self, files: list[_SampleFile], inputs: InputSignature) -> None:
+    def __init__(
+        self, files: list[_SampleFile], inputs: InputSignature, source: Path | None = None
+    ) -> None:
         self.files = files
         self.inputs = list(inputs)
+        self.source = source
+        """The directory or file the samples come from."""
         self._offsets = np.cumsum([0] + [file.count for file in files])
         self._cached: tuple[int, list[Sample]] | None = None
 
@@ -346,6 +422,17 @@ class CalibrationSet(Sequence[Sample]):
             input_shape = tuple(input_type.get_shape())
             for index in range(file.count):
                 samples[index][name] = _slice_sample(array, input_shape, index)
+            problem = non_finite_values(array)
+            if problem is not None:
+                member = file.arrays[name].member
+                what = f"array '{member}'" if member else "the array"
+                first = next(i for i in range(file.count) if non_finite_values(samples[i][name]))
+                where = (
+                    f" (first in sample index {first} of {file.count})" if file.count > 1 else ""
+                )
+                raise _file_error(
+                    file.path, f"{what} in '{file.path.name}' has {problem}{where}", NON_FINITE_HINT
+                )
         return samples
 
 
@@ -357,6 +444,15 @@ def _load_arrays(file: _SampleFile) -> dict[str, np.ndarray]:
             return {name: archive[info.member] for name, info in file.arrays.items()}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as failure:
         raise _file_error(file.path, f"cannot read '{file.path.name}': {failure}") from None
+    except MemoryError:
+        size = sum(math.prod(info.shape) * info.dtype.itemsize for info in file.arrays.values())
+        raise _file_error(
+            file.path,
+            f"'{file.path.name}' holds {_human_bytes(size)} of samples, more than this "
+            "machine can read into memory",
+            hint="split the calibration set into smaller files (a directory of one "
+            ".npy/.npz per sample is read file by file)",
+        ) from None
 
 
 def _slice_sample(array: np.ndarray, input_shape: tuple[int, ...], index: int) -> np.ndarray:
@@ -374,15 +470,24 @@ def _conform(array: np.ndarray, name: str, input_type: TensorType, path: Path | 
     if array.dtype == dtype:
         return array
     where = Location(file=str(path)) if path is not None else Location()
-    if not (np.can_cast(array.dtype, dtype, "same_kind") and array.dtype.kind in "biuf"):
+    if not _takes(array.dtype, dtype):
         raise error(
             f"input '{name}' has element type {array.dtype}, but the model takes {dtype}",
             where,
-            hint=f"convert the data with .astype('{dtype}')",
+            hint=_dtype_hint(array.dtype, dtype),
         )
-    converted = array.astype(dtype)
-    # Narrowing floats only rounds; other conversions must keep every value.
-    if not (array.dtype.kind == "f" and dtype.kind == "f") and not np.array_equal(converted, array):
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    # Narrowing floats only rounds (unless a value overflows); others keep every value.
+    if array.dtype.kind == "f" and dtype.kind == "f":
+        if non_finite_values(converted) is not None and non_finite_values(array) is None:
+            raise error(
+                f"input '{name}' has {array.dtype} values beyond the range of {dtype} "
+                f"(the largest magnitude is {float(np.abs(array).max()):g})",
+                where,
+                hint=f"the model's input '{name}' is {dtype}; scale the data into its range",
+            )
+    elif not np.array_equal(converted, array):
         raise error(
             f"input '{name}' has {array.dtype} values that {dtype} cannot represent",
             where,
@@ -397,9 +502,13 @@ def load_samples(path: Path | str, inputs: InputSignature | ModuleOp) -> Calibra
     `inputs` is the entry function's signature (`function_signature(module)[0]`) or the
     module itself. Every file's arrays are checked (from their headers, without reading
     the data) before any sample is read: a missing or unreadable path, a directory
-    without .npy/.npz files, an array missing for an input, a shape that fits the input
-    neither as one sample nor as a stack of samples, a dtype that cannot be converted
-    to the input's, or an empty set are `IrcError`s naming the file, with a hint.
+    without .npy/.npz files, an array missing for an input (or under another name), a
+    shape that fits the input neither as one sample nor as a stack of samples, a
+    header that claims more data than the file holds, a dtype that cannot feed the
+    input (integers do not feed a float input), or an empty set are `IrcError`s naming
+    the file, with a hint; so are NaN or infinite values, found as each file is read.
+    Directory entries that are not .npy/.npz files and arrays that feed no input are
+    skipped with a warning naming them.
     """
     if isinstance(inputs, ModuleOp):
         inputs = function_signature(inputs)[0]
@@ -409,17 +518,16 @@ def load_samples(path: Path | str, inputs: InputSignature | ModuleOp) -> Calibra
             "module, not input names: it checks shapes and dtypes"
         )
     path = Path(path)
+    skipped: list[Path] = []
     if path.is_dir():
-        files = sorted(
-            (
-                child
-                for child in path.iterdir()
-                if child.suffix in (".npy", ".npz")
-                and child.is_file()
-                and not child.name.startswith(".")
-            ),
-            key=_natural_key,
-        )
+        files = []
+        for child in sorted(path.iterdir(), key=_natural_key):
+            if child.name.startswith("."):
+                continue  # hidden, as for ls
+            if child.suffix in (".npy", ".npz") and child.is_file():
+                files.append(child)
+            else:
+                skipped.append(child)
         if not files:
             raise _file_error(
                 path,
@@ -443,14 +551,60 @@ def load_samples(path: Path | str, inputs: InputSignature | ModuleOp) -> Calibra
             "whose arrays hold a sample per row",
         )
     checked = [_check_file(file, inputs) for file in files]
-    calibration_set = CalibrationSet(checked, inputs)
+    calibration_set = CalibrationSet(checked, inputs, path)
     if len(calibration_set) == 0:
         raise _file_error(
             path,
             "the calibration set is empty: its arrays hold no samples",
             hint="calibration needs at least one sample (a few hundred are typical)",
         )
+    if skipped:
+        names = [f"'{entry.name}{'/' if entry.is_dir() else ''}'" for entry in skipped]
+        emit(
+            Diagnostic(
+                f"skipped {len(skipped)} of the {len(skipped) + len(files)} entries of "
+                f"'{path}', which are not .npy or .npz files: {_first_few(names)}",
+                Location(file=str(path)),
+                Severity.WARNING,
+                hint="only .npy and .npz files are samples; move the others out",
+            )
+        )
+    _warn_ignored_arrays(checked, inputs, path)
     return calibration_set
+
+
+def _first_few(items: Sequence[str], shown: int = 5) -> str:
+    listed = ", ".join(items[:shown])
+    return listed + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
+def _warn_ignored_arrays(files: list[_SampleFile], inputs: InputSignature, path: Path) -> None:
+    """One warning for the arrays of the .npz files that feed no input."""
+    ignored: dict[str, list[Path]] = {}
+    for file in files:
+        for member in file.ignored:
+            ignored.setdefault(member, []).append(file.path)
+    if not ignored:
+        return
+    arrays = [
+        f"'{member}' ({_plural(len(paths), 'file')}, first '{paths[0].name}')"
+        if len(files) > 1
+        else f"'{member}'"
+        for member, paths in ignored.items()
+    ]
+    emit(
+        Diagnostic(
+            f"ignored {_plural(len(ignored), 'array')} of '{path}' that no input of the "
+            f"model is named after: {_first_few(arrays)}",
+            Location(file=str(path)),
+            Severity.WARNING,
+            hint=f"the model's inputs are {_list_arrays(dict(inputs))}",
+        )
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -942,6 +1096,9 @@ def calibrate(
     count = 0
     for sample in samples:
         arguments = bind_sample(sample, inputs)
+        for (name, _), array in zip(inputs, arguments):
+            if (problem := non_finite_values(array)) is not None:
+                raise error(f"input '{name}' of sample {count} has {problem}", hint=NON_FINITE_HINT)
         for argument_observer, mean, array in zip(
             arguments_observed, arguments_averaged, arguments
         ):
@@ -962,11 +1119,11 @@ def calibrate(
     unseen: list[str] = []
     for value, key in keys.items():
         tensor_observer = observers[value]
-        if not tensor_observer.seen:
-            unseen.append(key)
-        op_name = value.op.name if isinstance(value, OpResult) else "func.arg"
         value_type = value.type
         assert isinstance(value_type, TensorType)
+        if not tensor_observer.seen and math.prod(value_type.get_shape()) != 0:
+            unseen.append(key)  # a tensor without elements needs no range
+        op_name = value.op.name if isinstance(value, OpResult) else "func.arg"
         tensors[key] = TensorStats(
             op_name,
             tuple(value_type.get_shape()),
@@ -977,14 +1134,44 @@ def calibrate(
             tensor_observer.state(),
             means[value].mean() if value in means else None,
         )
+    where = (
+        Location(file=str(samples.source)) if isinstance(samples, CalibrationSet) else Location()
+    )
+    _warn_constant_inputs(inputs, arguments_observed, count, where)
     if unseen:
         emit(
             Diagnostic(
                 f"{len(unseen)} tensors had no finite value in any calibration sample "
                 f"(first: '{unseen[0]}'); their range is [0, 0]",
-                Location(),
+                where,
                 Severity.WARNING,
-                hint="check the calibration data: NaNs or infinities reach these tensors",
+                hint="the inputs are finite, so the model computes these NaNs or infinities "
+                "(an overflow, or a function outside its domain)",
             )
         )
     return CalibrationStats(config, count, tensors)
+
+
+def _warn_constant_inputs(
+    inputs: InputSignature, observers: Sequence[Observer | None], count: int, where: Location
+) -> None:
+    """Warn when a float input holds one value in every element of every sample: the
+    ranges calibrated from it are degenerate, and errors measured on it mean nothing."""
+    constant = [
+        f"'{name}' (always {observer.low:g})"
+        for (name, _), observer in zip(inputs, observers)
+        if observer is not None and observer.seen and observer.low == observer.high
+    ]
+    if not constant:
+        return
+    emit(
+        Diagnostic(
+            f"{'inputs' if len(constant) > 1 else 'input'} {_first_few(constant)} "
+            f"{'are' if len(constant) > 1 else 'is'} the same constant in every element of all "
+            f"{_plural(count, 'calibration sample')}: the calibrated ranges are degenerate, "
+            "and an error report on these samples means nothing",
+            where,
+            Severity.WARNING,
+            hint="calibrate on real inputs of the model (a few hundred typical ones)",
+        )
+    )

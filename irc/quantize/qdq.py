@@ -47,6 +47,7 @@ irc/transforms/quantize.py, whose docstring shows the IR before and after, by
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from irc.diagnostics import Diagnostic, Location, Severity
+from irc.diagnostics import Diagnostic, Location, Severity, error
 from irc.dialects import nn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
@@ -852,6 +853,53 @@ def location_names(op: Operation) -> list[str]:
     return names
 
 
+def check_layer_names(module: ModuleOp, names: Iterable[str], option: str, where: Location) -> None:
+    """An error for the first of `names` (the option `option`, such as
+    `--exclude-names`) that names no layer of `module`: no computing `nn` op has it as
+    its `layer_name` or in its location (`location_names`). The hint gives the closest
+    layer names, or how to list them."""
+    known: set[str] = set()
+    for op in module.walk():
+        if isinstance(op, nn.NNOp) and not isinstance(op, nn.ConstantOp):
+            known.add(layer_name(op))
+            known.update(location_names(op))
+    known.discard("")
+    unknown = [name for name in names if name and name not in known]
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+    more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+    listing = (
+        "layers are named after their ONNX nodes, as they stand after the graph passes, "
+        "which merge some nodes into others (a bias add or an activation into its matmul "
+        "or conv); --mlir-print-debuginfo prints the names as op locations"
+    )
+    raise error(
+        f"{option} names no layer of the model: '{unknown[0]}'{more}",
+        where,
+        hint=f"close matches: {', '.join(repr(n) for n in close)}; {listing}" if close else listing,
+    )
+
+
+def check_op_types(names: Iterable[str], option: str, where: Location) -> None:
+    """An error for the first of `names` (the option `option`, such as `--exclude-ops`)
+    that is no op type of the `nn` dialect (`conv` or `nn.conv`); an op type the model
+    does not use is not an error (a list of op types serves many models)."""
+    from irc.dialects.nn import NN
+
+    known = sorted({op.name.removeprefix("nn.") for op in NN.operations})
+    unknown = [name for name in names if name and name.removeprefix("nn.") not in known]
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0].removeprefix("nn."), known, n=3)
+    listing = "op types are the nn dialect's ops, with or without `nn.` (docs/nn-ops.md)"
+    raise error(
+        f"{option} names no op type: '{unknown[0]}'",
+        where,
+        hint=f"close matches: {', '.join(repr(n) for n in close)}; {listing}" if close else listing,
+    )
+
+
 def summary_remark(plan: FunctionPlan) -> Diagnostic:
     """The remark `quantize` emits for a function, with a note per float op."""
     total = len(plan.quantized) + len(plan.float_reasons)
@@ -873,6 +921,7 @@ __all__ = [
     "Role",
     "activation_operands",
     "affine_to_depthwise",
+    "check_layer_names",
     "layer_name",
     "location_names",
     "plan_function",

@@ -58,6 +58,7 @@ from irc.quantize.calibration import (
     ProgressBar,
     bind_sample,
     entry_function,
+    non_finite_values,
     require_weights,
     run_with_listener,
     value_key,
@@ -417,6 +418,33 @@ def _mismatch(tensor: QuantizedTensor, counterpart: SSAValue | None) -> str | No
     return None
 
 
+def _check_outputs(
+    function: FuncOp,
+    names: Sequence[str],
+    float_results: Sequence[np.ndarray],
+    quantized_results: Sequence[np.ndarray],
+    sample: int,
+) -> None:
+    """An error when an output of either model is not finite: no cosine or SQNR
+    can be measured then, and a report of `nan` would pass for a number."""
+    block = function.body.blocks.first
+    assert block is not None and block.last_op is not None
+    returned = block.last_op.operands
+    for model, results in (("float", float_results), ("int8", quantized_results)):
+        for index, array in enumerate(results):
+            problem = non_finite_values(np.asarray(array))
+            if problem is None:
+                continue
+            name = names[index] if index < len(names) else f"#{index}"
+            raise error(
+                f"the {model} model's output '{name}' has {problem} on sample {sample}: "
+                "the quantization error cannot be measured",
+                returned[index] if index < len(returned) else function,
+                hint="the inputs are finite, so the model computes them (an overflow, or a "
+                "function outside its domain): check the model on this sample",
+            )
+
+
 def error_report(
     float_module: ModuleOp,
     quantized_module: ModuleOp,
@@ -435,7 +463,8 @@ def error_report(
         raise error(f"the cosine threshold must be in (0, 1], got {threshold}")
     float_function = entry_function(float_module, entry)
     quantized_function = entry_function(quantized_module, entry)
-    float_inputs = function_signature(float_module, entry)[0]
+    float_inputs, float_outputs = function_signature(float_module, entry)
+    output_names = [name for name, _ in float_outputs]
     quantized_inputs = function_signature(quantized_module, entry)[0]
     require_weights(float_module)
     require_weights(quantized_module)
@@ -491,6 +520,7 @@ def error_report(
         quantized_results = run_with_listener(
             quantized_module, quantized_function, quantized_arguments, quantized_collector
         )
+        _check_outputs(float_function, output_names, float_results, quantized_results, count)
         if model_outputs is not None:
             model_outputs.append((float_results, quantized_results))
         for tensor in tensors:

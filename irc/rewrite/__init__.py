@@ -75,6 +75,6 @@ def rule_patterns(path: Path | str, **arguments: object) -> list[RewritePattern]
     return [rule(**arguments) for rule in load_rules(path)]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # bounded: a process may load many rule files
 def _compiled(filename: str, text: str) -> list[type[RulePattern]]:
     return rules_from_text(text, filename)

@@ -262,6 +262,7 @@ class Program:
         """The views the runtime reads after every run (`npu.read`)."""
         self.tile = TileFunctions()
         self.returned = self._load()
+        del self.races  # checked: its shadow of every byte is not needed to run
         self.timeline.schedule()
 
     @property
@@ -276,13 +277,25 @@ class Program:
         memories["sram"][...] = 0
         block = self.function.body.blocks.first
         assert block is not None
-        self.live = dict(zip(block.args, arguments))
+        self.live.clear()  # the steps hold this dict (not the program: no cycle)
+        self.live.update(zip(block.args, arguments))
         for step in self.steps:
             step()
         return [self._value(value) for value in self.returned]
 
     def _value(self, value: SSAValue) -> object:
         return self.static[value] if value in self.static else self.live[value]
+
+    def _getter(self, value: SSAValue) -> Callable[[], object]:
+        """What a step calls for `value` in a run: a known value, or the run's.
+
+        Steps never refer to the program itself, only to its dicts and arrays: a
+        program dropped (its session closed or gone) frees its memories and decoded
+        steps at once, without waiting for the cyclic garbage collector."""
+        if value in self.static:
+            known = self.static[value]
+            return lambda: known
+        return functools.partial(self.live.__getitem__, value)
 
     def _load(self) -> list[SSAValue]:
         """Load every op of the body; the values the function returns."""
@@ -336,18 +349,20 @@ class Program:
             array[...] = np.asarray(self.static[source]).astype(array.dtype)
             return
 
+        value = self._getter(source)
+
         def place() -> None:
-            array[...] = np.asarray(self._value(source)).astype(array.dtype)
+            array[...] = np.asarray(value()).astype(array.dtype)
 
         self.steps.append(place)
         self.placed.append(view)
 
     def _load_read(self, op: npu.ReadOp) -> None:
-        array, result = self.static[op.operands[0]], op.results[0]
+        array, result, live = self.static[op.operands[0]], op.results[0], self.live
         self.results.append(self.views[op.operands[0]])
 
         def read() -> None:
-            self.live[result] = np.array(array, copy=True, order="C")
+            live[result] = np.array(array, copy=True, order="C")
 
         self.steps.append(read)
 
@@ -358,9 +373,12 @@ class Program:
             self.static.update(zip(op.results, outputs))
             return
 
+        interpreter, live = self.interpreter, self.live
+        operands = [self._getter(value) for value in op.operands]
+
         def run() -> None:
-            outputs = self.interpreter.run_op(op, tuple(self._value(v) for v in op.operands))
-            self.live.update(zip(op.results, outputs))
+            outputs = interpreter.run_op(op, tuple(operand() for operand in operands))
+            live.update(zip(op.results, outputs))
 
         self.steps.append(run)
 

@@ -166,12 +166,36 @@ class Simulator:
             raise error(f"the module has no function @{entry}", module)
         with using_target(target):
             program = self.functions.load(make_interpreter(module), function)
-        self.report = report_of(target, program.events)
+        self._report: Report | None = report_of(target, program.events)
+
+    @property
+    def report(self) -> Report:
+        """The timing of a run (the same on every input)."""
+        return self._loaded()
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         """The stream's outputs on `inputs` (named, or in argument order)."""
+        self._loaded()
         with using_target(self.target):
             return run_function(self.module, inputs, self.entry, self.functions)
+
+    def close(self) -> None:
+        """Release the loaded stream: the simulated memories, the decoded commands, the
+        report (whose events name the module's ops) and the module. Nothing of it is
+        in a reference cycle, so a simulator that is dropped releases the same at once,
+        except the module's IR, which the cyclic garbage collector frees. The simulator
+        cannot run after."""
+        self.functions.program = None
+        self._report = None
+        self.module = ModuleOp([])
+
+    def _loaded(self) -> Report:
+        if self._report is None:
+            raise error(
+                "the simulator was closed: its program and memories are released",
+                hint="load the stream again (a new Simulator, or a new runtime Session)",
+            )
+        return self._report
 
 
 def run_function(

@@ -173,7 +173,7 @@ def _segments(*present: bool) -> DenseArrayBase:
     return DenseArrayBase.from_list(i32, [int(flag) for flag in present])
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)  # bounded: shapes vary with every model compiled
 def _memref_type(
     space: str, shape: tuple[int, ...], strides: tuple[int, ...], element: Attribute
 ) -> MemRefType:

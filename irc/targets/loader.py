@@ -20,6 +20,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -181,8 +182,17 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _is_finite(value: int | float) -> bool:
+    """Not NaN nor infinite; TOML integers always are (even those too large for a float)."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
 def _format_number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    """`500`, `0.5`, `1e-300`, `1e+300`: a number as short as its value allows (an
+    integer of 400 digits as `1.000e+400`)."""
+    if isinstance(value, int):  # maybe too large for a float
+        return str(value) if abs(value) < 10**24 else f"{Decimal(value):.3e}"
+    return str(int(value)) if abs(value) < 1e15 and value.is_integer() else repr(value)
 
 
 def _closest(word: str, candidates: Iterable[str]) -> str | None:
@@ -373,12 +383,14 @@ class _Checker:
         if spec.kind == "bool":
             return value
         assert isinstance(value, int | float)
-        if not math.isfinite(value):
+        if not _is_finite(value):
             self.problem(
                 path, f"{name} must be a finite number, got {value}", hint=_field_help(spec)
             )
             return None
         problem = _range_problem(value, spec.minimum, spec.exclusive_minimum, spec.maximum)
+        if problem is None and spec.floor is not None and value < spec.floor:
+            problem = f"must be at least {_format_number(spec.floor)}"
         if problem is None and spec.power_of_two and not _is_power_of_two(int(value)):
             lower = 1 << (int(value).bit_length() - 1)
             problem = f"is not a power of two (such as {lower} or {lower * 2})"
@@ -664,7 +676,7 @@ def _check_count(
     if not minimum <= value <= limit.maximum:
         checker.problem(
             path,
-            f"{name} = {value} is out of range: it must be between {minimum} and "
+            f"{name} = {_format_number(value)} is out of range: it must be between {minimum} and "
             f"{_format_number(limit.maximum)}",
             hint=_limit_hint(op, limit),
         )
@@ -685,7 +697,7 @@ def _check_flag(
 def _check_number(
     checker: _Checker, path: KeyPath, name: str, op: str, limit: Limit, value: object
 ) -> object | None:
-    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+    if not _is_number(value) or not _is_finite(value):  # type: ignore[arg-type]
         hint = _type_hint("number", value) or _limit_hint(op, limit)
         checker.problem(
             path, f"{name} must be a positive number, got {_describe(value)}", hint=hint
@@ -752,7 +764,7 @@ def _check_ints(
             zero = " (and not 0)" if limit.key == "steps" else ""
             checker.problem(
                 path,
-                f"{name} holds {item}, which is out of range: values must be between "
+                f"{name} holds {_format_number(item)}, which is out of range: values must be between "
                 f"{minimum} and {_format_number(limit.maximum)}{zero}",
                 hint=_limit_hint(op, limit),
             )
@@ -771,7 +783,7 @@ def _check_numbers(
     if items is None:
         return None
     for item in items:
-        if not _is_number(item) or not math.isfinite(item):
+        if not _is_number(item) or not _is_finite(item):
             checker.problem(
                 path,
                 f"{name} must hold numbers, got {_describe(item)}",

@@ -363,7 +363,9 @@ _KIND_NAMES = {"int": "integer", "number": "number", "bool": "boolean", "string"
 
 def _field_constraints(spec: Field) -> str:
     parts = []
-    if spec.minimum is not None:
+    if spec.floor is not None:
+        parts.append(f">= {format_number(spec.floor)}")
+    elif spec.minimum is not None:
         relation = ">" if spec.exclusive_minimum else ">="
         parts.append(f"{relation} {format_number(spec.minimum)}")
     if spec.maximum is not None:

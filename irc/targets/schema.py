@@ -9,6 +9,13 @@ Hardware figures are written in human units named in the key (`clock_mhz`, `size
 of the dataclasses in irc/targets/model.py. GB is 10^9 bytes and KiB 1024 bytes, as
 vendors quote bandwidths and memory sizes.
 
+Every number has a range that real hardware stays in, so that a typo (a clock of
+1e-300 MHz, an SRAM of a TiB) is an error at its line rather than a 300-digit time or
+a simulator that cannot allocate its memory: clocks of 1 MHz to 10 GHz, bandwidths of
+1 MB/s to 10 TB/s, host rates of 10^6 to 10^15 per second, SRAM of 1 KiB to 256 MiB
+(the largest on-chip memories of inference chips are a few hundred MB), and the
+bounds of each key below. Integers are integers (16.0 is an error), numbers finite.
+
 Op names are those of the nn dialect without the `nn.` prefix. They are listed here
 rather than read from irc/dialects/nn.py so that reading a target file does not import
 the dialect; tests/test_targets.py checks that the lists agree with it.
@@ -41,8 +48,14 @@ class Field:
     scale: float = 1.0
     """The value in the file times `scale` is the value in base units."""
     minimum: float | None = None
+    """The bound the quantity has by its nature (a clock is more than 0)."""
     exclusive_minimum: bool = False
+    floor: float | None = None
+    """The smallest value a real target has, when that is above `minimum` (a clock of
+    at least 1 MHz): a value between the two is physically absurd, and would print as
+    a time of 300 digits."""
     maximum: float | None = None
+    """The largest value a real target has (no NPU clock above 10 GHz)."""
     power_of_two: bool = False
     required: bool = True
 
@@ -89,6 +102,7 @@ SECTIONS: tuple[Section, ...] = (
                 scale=MEGA,
                 minimum=0,
                 exclusive_minimum=True,
+                floor=1,
                 maximum=10_000,
             ),
         ),
@@ -114,7 +128,7 @@ SECTIONS: tuple[Section, ...] = (
                 unit="KiB",
                 scale=KIB,
                 minimum=1,
-                maximum=1 << 30,
+                maximum=1 << 18,
             ),
             Field("banks", "banks", "int", "number of banks", minimum=1, maximum=65536),
             Field(
@@ -142,6 +156,7 @@ SECTIONS: tuple[Section, ...] = (
                 scale=GIGA,
                 minimum=0,
                 exclusive_minimum=True,
+                floor=0.001,
                 maximum=10_000,
             ),
             Field(
@@ -218,6 +233,7 @@ SECTIONS: tuple[Section, ...] = (
                 scale=GIGA,
                 minimum=0,
                 exclusive_minimum=True,
+                floor=0.001,
                 maximum=1_000_000,
             ),
             Field(
@@ -229,6 +245,7 @@ SECTIONS: tuple[Section, ...] = (
                 scale=GIGA,
                 minimum=0,
                 exclusive_minimum=True,
+                floor=0.001,
                 maximum=1_000_000,
             ),
             Field(
@@ -250,6 +267,7 @@ SECTIONS: tuple[Section, ...] = (
                 scale=GIGA,
                 minimum=0,
                 exclusive_minimum=True,
+                floor=0.001,
                 maximum=10_000,
             ),
         ),

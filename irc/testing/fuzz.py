@@ -1191,7 +1191,7 @@ def _check_seed(job: tuple[int, int, bool, str]) -> tuple[Result, bytes | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m irc.testing.fuzz`: check generated graphs; exit 1 on any failure."""
     parser = argparse.ArgumentParser(
-        prog="python -m irc.testing.fuzz", description=__doc__.split("\n")[0]
+        allow_abbrev=False, prog="python -m irc.testing.fuzz", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--count", type=int, default=100, help="graphs to check")
     parser.add_argument("--seed", type=int, default=0, help="the first graph's seed")

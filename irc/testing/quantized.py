@@ -17,8 +17,23 @@ recommends for a CNN:
    `quant_pre_process` (shape inference and onnxruntime's basic graph optimizations:
    batch norms folded into convolutions, constants folded, dropouts removed);
 2. `quantize_static` in the QDQ format (or QOperator), weights per channel, symmetric
-   int8, activations int8 (or uint8), its default MinMax calibration over a
-   `CalibrationDataReader` of the calibration samples.
+   int8 of 7 bits (`reduce_range`, [-64, 64]: see below), activations int8 (or uint8),
+   its default MinMax calibration over a `CalibrationDataReader` of the calibration
+   samples.
+
+Exact kernels. onnxruntime runs a QDQ model on x86-64 with its u8s8 kernels (uint8
+activations times int8 weights; int8 activations are first moved to uint8 by adding
+128, since its QDQ fusions keep int8 activations only on ARM). Without AVX-VNNI these
+kernels (MLAS's AVX2 and AVX-512 ones) multiply with VPMADDUBSW, which adds each pair
+of products a1*w1 + a2*w2 in int16 with saturation, so that with 8-bit weights
+(2 * 255 * 127 = 64770) their results depend on the CPU; with AVX-VNNI, AMX or in
+MLAS's portable kernel the sums are exact. With 7-bit weights no pair sum can exceed
+2 * 255 * 64 = 32640 < 2^15, and every x86 CPU computes the same exact integers, as
+onnxruntime's quantization documentation recommends for CPUs without VNNI. (Its s8s8
+kernels are exact everywhere, but MLAS has a fast one only with AVX-VNNI-INT8: the
+portable one makes VGG-19 seven times slower.) `integer_kernels` lists the integer
+kernels of the graph onnxruntime runs with the largest pair sum each can form, for
+the tests to check.
 
 The calibration samples are `random_inputs(model, seed=CALIBRATION_SEED + i)` for
 i < CALIBRATION_SAMPLES, the evaluation inputs `random_inputs(model, seed=EVALUATION_SEED
@@ -70,6 +85,13 @@ CALIBRATION_SAMPLES = 4
 EVALUATION_SEED = 0
 EVALUATION_SAMPLES = 4
 """Evaluation input i is `random_inputs(model, seed=EVALUATION_SEED + i)`."""
+
+REDUCE_RANGE = True
+"""`quantize_static`'s `reduce_range`: 7-bit weights, for which onnxruntime's u8s8
+kernels are exact on every x86 CPU (module docstring, "Exact kernels")."""
+
+PAIR_SUM_LIMIT = 2**15 - 1
+"""The largest pair sum a1*w1 + a2*w2 that VPMADDUBSW's int16 holds without saturating."""
 
 Activations = Literal["int8", "uint8"]
 QuantFormat = Literal["qdq", "qoperator"]
@@ -126,9 +148,11 @@ def quantize_with_onnxruntime(
     path: Path,
     activations: Activations = "int8",
     quant_format: QuantFormat = "qdq",
+    reduce_range: bool = REDUCE_RANGE,
 ) -> Path:
     """Quantize the float model at `float_path` with onnxruntime's `quantize_static`
-    (MinMax calibration on `samples`, int8 per-channel symmetric weights) into `path`."""
+    (MinMax calibration on `samples`, int8 per-channel symmetric weights, of 7 bits
+    with `reduce_range`) into `path`."""
     from onnxruntime import quantization
 
     activation_type = (
@@ -154,6 +178,7 @@ def quantize_with_onnxruntime(
             per_channel=True,
             activation_type=activation_type,
             weight_type=quantization.QuantType.QInt8,
+            reduce_range=reduce_range,
             calibrate_method=quantization.CalibrationMethod.MinMax,
         )
     finally:
@@ -161,11 +186,27 @@ def quantize_with_onnxruntime(
     return path
 
 
-@cache
+MATERIALIZED_CACHE_BYTES = 600 * 2**20
+"""How much of the materialized light models `materialized_light_model` keeps: the six
+small ones together, or one of AlexNet, ZFNet-512 and VGG-19 (548 MB alone), so that
+a test process stays under 2 GB however the tests are ordered."""
+
+_materialized: dict[str, onnx.ModelProto] = {}
+
+
 def materialized_light_model(name: str) -> onnx.ModelProto:
     """The light model `name` with the seeded random weights of MATERIALIZE_SEED
-    (cached: VGG-19 takes seconds). Callers must not modify it."""
-    return materialize_light_model(light_model(name), seed=MATERIALIZE_SEED)
+    (cached within MATERIALIZED_CACHE_BYTES, the oldest dropped first: VGG-19 takes
+    seconds to make). Callers must not modify it."""
+    model = _materialized.pop(name, None)
+    if model is None:
+        model = materialize_light_model(light_model(name), seed=MATERIALIZE_SEED)
+    _materialized[name] = model  # the newest last
+    while sum(kept.ByteSize() for kept in _materialized.values()) > MATERIALIZED_CACHE_BYTES:
+        if len(_materialized) == 1:
+            break
+        del _materialized[next(iter(_materialized))]
+    return model
 
 
 @dataclass(frozen=True)
@@ -197,6 +238,7 @@ def _fingerprint(name: str, *settings: object) -> str:
         OPSET,
         CALIBRATION_SEED,
         CALIBRATION_SAMPLES,
+        ("reduce_range", REDUCE_RANGE),
     )
     digest = hashlib.sha256(_model_digest(name).encode())
     digest.update(repr((context, settings)).encode())
@@ -293,6 +335,72 @@ def operator_counts(model: onnx.ModelProto) -> dict[str, int]:
         )
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+INTEGER_KERNEL_OPERANDS = {
+    "QLinearConv": (0, 2, 3),
+    "QGemm": (0, 2, 3),
+    "QLinearMatMul": (0, 2, 3),
+    "ConvInteger": (0, 2, 1),
+    "MatMulInteger": (0, 2, 1),
+}
+"""onnxruntime's integer matrix kernels: the positions of the activation, its zero point
+and the weight among a node's inputs."""
+
+
+@dataclass(frozen=True)
+class IntegerKernel:
+    """An integer matrix kernel of the graph onnxruntime runs (`INTEGER_KERNEL_OPERANDS`)."""
+
+    node: str
+    op_type: str
+    activations: str
+    """The activation's integer type, "uint8" or "int8" ("uint8" when the graph does not
+    say: the case to check)."""
+    weights: str
+    """The weight's integer type, or "variable" when it is not an initializer."""
+    largest_pair_sum: int | None
+    """For uint8 activations and int8 weights, the largest |a1*w1 + a2*w2| that
+    VPMADDUBSW can form, whichever two weights the kernel pairs: 2 * 255 * max |w|
+    (None when the weight's values are unknown: not an initializer, or of another
+    type); 0 for the other type pairs, whose kernels widen to 16 bits before
+    multiplying or sum exactly in 32 bits on every x86 CPU."""
+
+    @property
+    def exact_on_every_x86_cpu(self) -> bool:
+        """Whether every x86 CPU computes this kernel's sums exactly."""
+        return self.largest_pair_sum is not None and self.largest_pair_sum <= PAIR_SUM_LIMIT
+
+
+def integer_kernels(model: onnx.ModelProto) -> list[IntegerKernel]:
+    """The integer matrix kernels of `model` (the graph onnxruntime runs: see
+    `run_quantized_onnxruntime`'s `optimized_path`), in graph order."""
+    from onnx import TensorProto, numpy_helper
+
+    initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+    type_names = {TensorProto.UINT8: "uint8", TensorProto.INT8: "int8"}
+    kernels = []
+    for node in model.graph.node:
+        operands = INTEGER_KERNEL_OPERANDS.get(node.op_type)
+        if operands is None:
+            continue
+        _, zero_point_index, weight_index = operands
+        zero_point = node.input[zero_point_index] if len(node.input) > zero_point_index else ""
+        activations = (
+            type_names.get(initializers[zero_point].data_type, "uint8")
+            if zero_point in initializers
+            else "uint8"
+        )
+        weight = initializers.get(node.input[weight_index])
+        weights = "variable" if weight is None else type_names.get(weight.data_type, "other")
+        largest: int | None = 0
+        if activations == "uint8" and weights != "uint8":
+            largest = None  # a weight of unknown values
+            if weight is not None and weights == "int8":
+                data = numpy_helper.to_array(weight).astype(np.int64)
+                largest = 2 * 255 * int(np.abs(data).max(initial=0))
+        kernels.append(IntegerKernel(node.name, node.op_type, activations, weights, largest))
+    return kernels
 
 
 # --------------------------------------------------------------------------------------

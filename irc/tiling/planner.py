@@ -43,11 +43,11 @@ that gives the SRAM it needs (`minimum_sram`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property, lru_cache
+from functools import cached_property, lru_cache, wraps
 from itertools import product
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -366,7 +366,7 @@ def _box_runs(shape: Sequence[int], box: Sequence[int]) -> tuple[int, int, int]:
     return (elements // run if run else 0), run, step
 
 
-@cache
+@lru_cache(maxsize=4096)  # bounded: a process may plan many models of many shapes
 def mean_bursts(run_bytes: int, step_bytes: int, burst: int) -> float:
     """The bursts a run of `run_bytes` touches on average when runs start at multiples
     of `step_bytes`: at offsets k * gcd(step, burst) within a burst, all equally often
@@ -375,6 +375,26 @@ def mean_bursts(run_bytes: int, step_bytes: int, burst: int) -> float:
     granule = math.gcd(step_bytes, burst) or burst
     offsets = range(0, burst, granule)
     return sum(-(-(offset + run_bytes) // burst) for offset in offsets) / len(offsets)
+
+
+_Figure = TypeVar("_Figure")
+
+
+def _remembered(method: Callable[..., _Figure]) -> Callable[..., _Figure]:
+    """A `_Model` method whose results are remembered by its arguments, in a dict of
+    the model's own: unlike an lru_cache of the bound method, it makes no reference
+    cycle, so a model (and all it remembered) goes as soon as its layer is planned."""
+
+    @wraps(method)
+    def remembered(model: _Model, *arguments: int) -> _Figure:
+        key = (method, arguments)
+        try:
+            return model.figures[key]
+        except KeyError:
+            figure = model.figures[key] = method(model, *arguments)
+            return figure
+
+    return remembered
 
 
 @dataclass
@@ -400,12 +420,10 @@ class _Model:
         in_h, in_w = layer.upsampled
         self.padded_h = in_h + layer.pads[0] + layer.pads[2]
         self.padded_w = in_w + layer.pads[1] + layer.pads[3]
-        # A search costs thousands of tiles whose pieces share sizes: remember the
-        # figures of each piece (pure functions of their arguments for this layer).
-        self.input_dma = lru_cache(maxsize=None)(self.input_dma)  # type: ignore[method-assign]
-        self.output_dma = lru_cache(maxsize=None)(self.output_dma)  # type: ignore[method-assign]
-        self.weight_dma = lru_cache(maxsize=None)(self.weight_dma)  # type: ignore[method-assign]
-        self.compute_cycles = lru_cache(maxsize=None)(self.compute_cycles)  # type: ignore[method-assign]
+        # A search costs thousands of tiles whose pieces share sizes: the figures of
+        # each piece (pure functions of their arguments for this layer) are
+        # remembered here (`_remembered`), for as long as the model lives.
+        self.figures: dict[tuple[object, tuple[int, ...]], Any] = {}
 
     # ---- geometry ---------------------------------------------------------------------
 
@@ -491,6 +509,7 @@ class _Model:
         cycles = descriptors * self.latency + math.ceil(moved / self.bytes_per_cycle)
         return cycles, moved
 
+    @_remembered
     def input_dma(self, tile_rows: int, tile_columns: int, channels: int) -> tuple[int, int]:
         layer = self.layer
         box_h = _input_extent(
@@ -513,6 +532,7 @@ class _Model:
         cycles, moved = self.dma_cycles(runs, run * layer.in_bytes, 1, step * layer.in_bytes)
         return cycles * layer.inputs, moved * layer.inputs
 
+    @_remembered
     def output_dma(self, rows: int, columns: int, channels: int) -> tuple[int, int]:
         layer = self.layer
         stored = layer.out_c_stored or layer.out_c
@@ -523,6 +543,7 @@ class _Model:
         runs, run, step = _box_runs(shape, box)
         return self.dma_cycles(runs, run * layer.out_bytes, 1, step * layer.out_bytes)
 
+    @_remembered
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
         layer = self.layer
         taps = layer.kernel[0] * layer.kernel[1]
@@ -534,6 +555,7 @@ class _Model:
 
     # ---- compute ----------------------------------------------------------------------
 
+    @_remembered
     def compute_cycles(self, rows: int, columns: int, channels: int, depth: int) -> int:
         layer, array = self.layer, self.target.mac_array
         pixels = rows * columns

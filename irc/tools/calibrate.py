@@ -26,8 +26,11 @@ from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
     add_progress_arguments,
+    check_output_file,
     collect_input_shapes,
+    output_path,
     report,
+    run_interruptibly,
     tool_error,
 )
 
@@ -40,6 +43,7 @@ OBSERVER_NAMES = ("minmax", "moving-average", "percentile", "entropy", "mse")
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-calibrate."""
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="Run a float model on calibration data and save every tensor's range.",
     )
@@ -97,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         dest="output",
+        type=output_path,
         default="-",
         metavar="STATS.json",
         help="the statistics file to write (default: stdout)",
@@ -111,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from irc.diagnostics import IrcError
 
     try:
-        return _run(args)
+        return run_interruptibly(TOOL, lambda: _run(args))
     except IrcError as failure:
         report(failure.diagnostics)
         return 1
@@ -128,6 +133,8 @@ def _run(args: argparse.Namespace) -> int:
     problem = config.check()
     if problem is not None:
         raise tool_error(TOOL, problem)
+    if args.output != "-":
+        check_output_file(TOOL, "-o", args.output, [args.model, args.data, args.from_stats])
     start = time.perf_counter()
     if args.from_stats is not None:
         stats = CalibrationStats.load(args.from_stats).with_observer(config)

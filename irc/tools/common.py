@@ -1,4 +1,5 @@
-"""What the command-line tools share: weights options, input shapes, error output.
+"""What the command-line tools share: weights options, input shapes, output paths,
+signals, error output.
 
 Imports nothing heavy at module level, so that `--help` stays fast.
 """
@@ -8,8 +9,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -78,6 +82,18 @@ def weights_mode(
             hint="use --weights=resource: each chunk keeps its weights in its own resource section",
         )
     return mode
+
+
+def tolerance(text: str) -> float:
+    """An argparse type: a finite non-negative number (a NaN tolerance would pass
+    every comparison)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got '{text}'")
+    return value
 
 
 def comma_list(text: str) -> list[str]:
@@ -180,3 +196,130 @@ def write_stdout(text: str) -> None:
     except BrokenPipeError:
         # Silence the interpreter's own flush at exit as well.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+# --------------------------------------------------------------------------------------
+# Output paths (docs/tools.md#output-paths)
+
+
+def output_path(text: str) -> str:
+    """argparse type of an output path: any but the empty string."""
+    if not text:
+        raise argparse.ArgumentTypeError("the path is empty")
+    return text
+
+
+def nonempty_path(text: str) -> Path:
+    """argparse type of an output path, as a `Path`: any but the empty string (which
+    `Path` would read as the current directory)."""
+    return Path(output_path(text))
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return first.exists() and second.exists() and os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _check_location(tool: str, option: str, path: Path, *, itself: bool = False) -> None:
+    """The nearest existing directory above `path` (or `path` itself if `itself` and it
+    exists) must be a directory this process can write in; the missing ones below it
+    are created when the output is written."""
+    candidates = [path, *path.parents] if itself else list(path.parents)
+    for ancestor in candidates:
+        if not os.path.lexists(ancestor):
+            continue
+        if not ancestor.is_dir():
+            raise tool_error(
+                tool,
+                f"cannot write {option} {path}: '{ancestor}' is a file, not a directory",
+                hint="give a path whose directories are directories (missing ones are created)",
+            )
+        try:
+            # An unnamed file where the kernel supports it (O_TMPFILE): nothing to clean up.
+            with tempfile.TemporaryFile(dir=ancestor):
+                pass
+        except OSError as failure:
+            raise tool_error(
+                tool,
+                f"cannot write {option} {path}: cannot create files in '{ancestor}' "
+                f"({failure.strerror or failure})",
+                hint="give a path in a directory you can write to",
+            ) from None
+        return
+
+
+def check_output_file(
+    tool: str, option: str, path: str | Path, inputs: Iterable[str | Path | None] = ()
+) -> None:
+    """Refuse, before any work, an output file that could not be written: a directory,
+    one of the `inputs`, a path below a file, or a place this process cannot write.
+    Missing directories above it are created when it is written."""
+    path = Path(path)
+    if path.is_dir():
+        raise tool_error(
+            tool,
+            f"{option} {path} is a directory; it must name a file",
+            hint=f"give a file path, like {path / 'out'}",
+        )
+    for source in inputs:
+        if source is not None and str(source) != "-" and _same_file(path, Path(source)):
+            raise tool_error(
+                tool,
+                f"{option} {path} is also an input: writing it would replace what is read",
+                hint="write to another file",
+            )
+    _check_location(tool, option, path)
+
+
+def check_module_output(
+    tool: str, output: str, inputs: Iterable[str | Path | None], mode: WeightsMode
+) -> None:
+    """`check_output_file` for `-o FILE.mlir`, and for FILE.weights.npz beside it when
+    the weights go there (sidecar mode)."""
+    from irc.ir.io import sidecar_path_for
+    from irc.ir.weights import WeightsMode
+
+    inputs = list(inputs)
+    check_output_file(tool, "-o", output, inputs)
+    if mode is WeightsMode.SIDECAR:
+        check_output_file(tool, "the weights file of -o", sidecar_path_for(Path(output)), inputs)
+
+
+def check_output_directory(tool: str, option: str, path: Path) -> None:
+    """Refuse, before any work, an output directory that could not be written: a file,
+    a path below a file, or a place this process cannot write. Missing directories
+    are created when it is written."""
+    if path.exists() and not path.is_dir():
+        raise tool_error(
+            tool,
+            f"{option} {path} is a file; it must name a directory",
+            hint="give a directory path (it is created if needed)",
+        )
+    _check_location(tool, option, path, itself=True)
+
+
+# --------------------------------------------------------------------------------------
+# Signals
+
+
+def run_interruptibly(tool: str, work: Callable[[], int]) -> int:
+    """Run a tool's `work` with SIGTERM and SIGHUP handled like SIGINT (irc/fileio.py):
+    its outputs are then all old or all new. An interrupt prints what was written
+    and returns 128 + the signal's number, as a shell reports a signal."""
+    from irc.fileio import signals_as_interrupts
+
+    written: list[Path] = []
+    try:
+        with signals_as_interrupts() as written:
+            return work()
+    except KeyboardInterrupt as interrupt:
+        number = int(getattr(interrupt, "signum", signal.SIGINT))
+        what = (
+            f"{', '.join(map(str, written))} written completely"
+            if written
+            else "nothing was written"
+        )
+        print(f"{tool}: interrupted by {signal.Signals(number).name}; {what}", file=sys.stderr)
+        return 128 + number

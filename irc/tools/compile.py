@@ -15,8 +15,11 @@ shows its progress on a terminal, prints a one-screen summary, and writes into t
 - the reports (irc/driver/report.py): `report.md`, `layers.csv`, `trace.json`, and
   `timeline.png` and `layers.png` when matplotlib is installed (`irc[plots]`).
 
-Every file is written to a temporary path and renamed once all are written: an error
-leaves the directory as it was. `--print-pipeline` prints the `builtin.module(...)`
+The directory is written whole into a sibling temporary directory and swapped in with
+one rename (irc/fileio.py): an error or a signal (SIGINT, SIGTERM, SIGHUP) leaves the
+old directory as it was, or the new one complete. `-o` must be a new or empty
+directory, or a package directory irc-compile wrote, holding nothing else: it is
+replaced as a whole. `--print-pipeline` prints the `builtin.module(...)`
 pipeline it would run and stops: `irc-import-onnx` and `irc-opt --pass-pipeline` with
 it make the same command stream.
 """
@@ -32,8 +35,11 @@ from pathlib import Path
 from irc.tools.common import (
     add_input_shape_argument,
     add_progress_arguments,
+    check_output_directory,
     collect_input_shapes,
     comma_list,
+    nonempty_path,
+    run_interruptibly,
     run_reporting_warnings,
     tool_error,
 )
@@ -44,6 +50,7 @@ TOOL = "irc-compile"
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-compile."""
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="Compile an ONNX model for the NPU: a package, a summary and reports.",
     )
@@ -51,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         dest="output",
-        type=Path,
+        type=nonempty_path,
         metavar="DIR",
         help="the package directory (required, but with --print-pipeline)",
     )
@@ -143,11 +150,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.output is None and not args.print_pipeline:
         parser.error("the package directory is missing: give -o DIR (or --print-pipeline)")
-    try:
-        return run_reporting_warnings(lambda: _run(args))
-    except KeyboardInterrupt:
-        print(f"{TOOL}: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    return run_interruptibly(TOOL, lambda: run_reporting_warnings(lambda: _run(args)))
+
+
+def check_package_directory(path: Path) -> None:
+    """Refuse, before compiling, a `-o` that irc-compile must not replace: a file, a
+    directory holding anything but a package and its reports, the current directory
+    (or one above it), or a place this process cannot write."""
+    from irc.codegen.package import MANIFEST, PROGRAM, TARGET, WEIGHTS, is_package
+    from irc.driver import report
+
+    check_output_directory(TOOL, "-o", path)
+    if path.is_dir() and Path.cwd().resolve().is_relative_to(path.resolve()):
+        raise tool_error(
+            TOOL,
+            f"-o {path} is the current directory or holds it; irc-compile replaces it as a whole",
+            hint="give a directory below this one, or run irc-compile from elsewhere",
+        )
+    entries = sorted(entry.name for entry in path.iterdir()) if path.is_dir() else []
+    if entries and not is_package(path):
+        raise tool_error(
+            TOOL,
+            f"-o {path} is a directory that holds files but is not an irc package",
+            hint="give a new or empty directory, or a package to replace",
+        )
+    ours = {MANIFEST, PROGRAM, WEIGHTS, TARGET, report.REPORT_MD, report.LAYERS_CSV}
+    ours |= {report.TRACE_JSON, report.TIMELINE_PNG, report.LAYERS_PNG}
+    others = [name for name in entries if name not in ours]
+    if others:
+        raise tool_error(
+            TOOL,
+            f"-o {path} is a package, but also holds {', '.join(others)}, which irc-compile "
+            "did not write",
+            hint="move them out of the package, or give another directory: irc-compile "
+            "replaces the whole directory",
+        )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -156,12 +193,8 @@ def _run(args: argparse.Namespace) -> int:
     from irc.driver.report import summary_text, write_reports
     from irc.fileio import StagedOutputs
 
-    if args.output is not None and args.output.exists() and not args.output.is_dir():
-        raise tool_error(
-            TOOL,
-            f"-o {args.output} is a file; a package is a directory",
-            hint="give a directory path (it is created if needed)",
-        )
+    if not args.print_pipeline:
+        check_package_directory(args.output)
     options = CompileOptions(
         target=args.target,
         quantize=args.quantize,
@@ -191,6 +224,7 @@ def _run(args: argparse.Namespace) -> int:
 
     result = compile_model(args.model, options, progress if show else None)
     with StagedOutputs() as staged:
+        staged.stage_directory(args.output)
         stage_files(result.files, args.output, staged)
         written = write_reports(result, args.output, staged)
     print(summary_text(result))

@@ -21,8 +21,11 @@ from pathlib import Path
 from irc.tools.common import (
     add_input_shape_argument,
     add_weights_arguments,
+    check_module_output,
     collect_input_shapes,
+    output_path,
     report,
+    run_interruptibly,
     weights_mode,
     write_stdout,
 )
@@ -33,11 +36,18 @@ TOOL = "irc-import-onnx"
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-import-onnx."""
     parser = argparse.ArgumentParser(
-        prog=TOOL, description="Import an ONNX model as a module of nn ops (textual IR)."
+        allow_abbrev=False,
+        prog=TOOL,
+        description="Import an ONNX model as a module of nn ops (textual IR).",
     )
     parser.add_argument("model", type=Path, help="the ONNX model (.onnx)")
     parser.add_argument(
-        "-o", dest="output", default="-", metavar="OUT.mlir", help="output file (default: stdout)"
+        "-o",
+        dest="output",
+        type=output_path,
+        default="-",
+        metavar="OUT.mlir",
+        help="output file (default: stdout)",
     )
     add_input_shape_argument(parser)
     add_weights_arguments(parser, "sidecar with -o FILE, else elide")
@@ -57,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from irc.diagnostics import IrcError
 
     try:
-        return _run(args)
+        return run_interruptibly(TOOL, lambda: _run(args))
     except IrcError as failure:
         report(failure.diagnostics)
         return 1
@@ -71,6 +81,8 @@ def _run(args: argparse.Namespace) -> int:
     to_file = args.output != "-"
     mode = weights_mode(args.weights, TOOL, to_file=to_file)
     shapes = collect_input_shapes(args.input_shape, TOOL)
+    if to_file:
+        check_module_output(TOOL, args.output, [args.model], mode)
     module = import_model(args.model, shapes)
     options = PrintOptions(
         debuginfo=args.mlir_print_debuginfo, weights=mode, inline_limit=args.weights_inline_limit

@@ -17,8 +17,10 @@ docs/targets.md) once, before the input is read, and runs every pass with it as 
 active target (`irc.targets.using_target`); a bad target is an error with exit status 1.
 
 `--verify-each-numerics` checks with `irc.numerics.NumericsChecker` that every pass
-keeps the outputs of `@main` on seeded random inputs, and fails naming the pass and the
-first value that changed. A pass that is a named pipeline (it has a `pipeline()`
+keeps the outputs of `@main` on seeded random inputs, within `--numerics-atol` plus
+`--numerics-rtol` times each tensor's largest |value| (the rule of
+`irc.numerics.compare_arrays`), and fails naming the pass and the first value that
+changed. A pass that is a named pipeline (it has a `pipeline()`
 method, as `graph-opt` has) is run pass by pass, so that printing, timing and both
 kinds of verification see each of its passes.
 
@@ -49,8 +51,12 @@ if TYPE_CHECKING:
 
 from irc.tools.common import (
     add_weights_arguments,
+    check_module_output,
     non_negative,
+    output_path,
     report,
+    run_interruptibly,
+    tolerance,
     tool_error,
     weights_mode,
     write_stdout,
@@ -83,19 +89,10 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
 
 
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got '{text}'")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser of irc-opt."""
     parser = _ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="Parse IR, run a pass pipeline on it and print the result (like mlir-opt).",
         epilog="Run `irc-opt --list-passes` for the passes and their options.",
@@ -110,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         dest="output",
+        type=output_path,
         default="-",
         metavar="FILE",
         help="write the result to FILE ('-', the default: standard output)",
@@ -166,14 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     numerics.add_argument(
         "--numerics-rtol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-4,
         metavar="X",
-        help="relative tolerance (default: 1e-4)",
+        help="relative tolerance, of each tensor's largest |value|: values may differ by "
+        "atol + rtol x max |value| (default: 1e-4)",
     )
     numerics.add_argument(
         "--numerics-atol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-5,
         metavar="X",
         help="absolute tolerance (default: 1e-5)",
@@ -287,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
             sys.stdout.write(describe_passes())
             return 0
-        return _Driver(args, started).run()
+        return run_interruptibly(TOOL, _Driver(args, started).run)
     except IrcError as failure:
         report(failure.diagnostics)
         return 1
@@ -453,6 +452,10 @@ class _Driver:
     def run(self) -> int:
         from irc.ir.io import split_input
 
+        if self.args.output != "-":
+            check_module_output(
+                TOOL, self.args.output, [self.args.input], self.print_options.weights
+            )
         text = self._read_input()
         chunks = split_input(text) if self.args.split_input_file else [text]
         with self._using_target():

@@ -47,8 +47,13 @@ from irc.tools.common import (
     add_input_shape_argument,
     add_progress_arguments,
     add_weights_arguments,
+    check_module_output,
+    check_output_file,
     collect_input_shapes,
     comma_list,
+    nonempty_path,
+    output_path,
+    run_interruptibly,
     run_reporting_warnings,
     tool_error,
     weights_mode,
@@ -70,6 +75,7 @@ DEFAULT_GRAPH_OPT = "graph-opt{activations=relu,clip}"
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-quantize."""
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="Quantize a float model to int8: calibrate, quantize, lower to qnn, report.",
     )
@@ -89,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         "module after the same graph passes, e.g. by --save-stats)",
     )
     parser.add_argument(
-        "--save-stats", type=Path, metavar="STATS.json", help="write the statistics used here"
+        "--save-stats",
+        type=nonempty_path,
+        metavar="STATS.json",
+        help="write the statistics used here",
     )
     parser.add_argument(
         "--observer",
@@ -172,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--report",
-        type=Path,
+        type=nonempty_path,
         metavar="FILE",
         help="write the layer-wise error report (JSON for .json, else text)",
     )
@@ -199,7 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_progress_arguments(parser, "progress bars")
     parser.add_argument(
-        "-o", dest="output", default="-", metavar="OUT.mlir", help="output file (default: stdout)"
+        "-o",
+        dest="output",
+        type=output_path,
+        default="-",
+        metavar="OUT.mlir",
+        help="output file (default: stdout)",
     )
     return parser
 
@@ -208,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run irc-quantize; returns the exit status (0 success, 1 error, 2 bad command line)."""
     args = build_parser().parse_args(argv)
 
-    return run_reporting_warnings(lambda: _run(args))
+    return run_interruptibly(TOOL, lambda: run_reporting_warnings(lambda: _run(args)))
 
 
 def _say(text: str) -> None:
@@ -236,6 +250,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from irc.diagnostics import Location
     from irc.interp import function_signature
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
@@ -246,7 +261,12 @@ def _run(args: argparse.Namespace) -> int:
         quantize_keeping_float,
     )
     from irc.quantize.observers import ObserverConfig
-    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
+    from irc.quantize.qdq import (
+        QuantizeConfig,
+        check_layer_names,
+        check_op_types,
+        prepare_for_calibration,
+    )
     from irc.transforms.lower_to_qnn import lower_module
 
     _check_arguments(args)
@@ -258,6 +278,12 @@ def _run(args: argparse.Namespace) -> int:
         target = load_target(args.target)
     to_file = args.output != "-"
     mode = weights_mode(args.weights, TOOL, to_file=to_file)
+    inputs = [args.model, args.data, args.stats]
+    if to_file:
+        check_module_output(TOOL, args.output, inputs, mode)
+    for option, path in (("--save-stats", args.save_stats), ("--report", args.report)):
+        if path is not None:
+            check_output_file(TOOL, option, path, inputs)
 
     module = load_module(TOOL, args.model, collect_input_shapes(args.input_shape, TOOL))
     if args.graph_opt:
@@ -267,6 +293,8 @@ def _run(args: argparse.Namespace) -> int:
             module_pass.apply(make_context(), module)
         verify_module(module)
     prepare_for_calibration(module)
+    check_layer_names(module, args.exclude_names, "--exclude-names", Location(file=TOOL))
+    check_op_types(args.exclude_ops, "--exclude-ops", Location(file=TOOL))
 
     samples = None
     if args.data is not None:

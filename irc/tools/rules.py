@@ -21,7 +21,9 @@ TOOL = "irc-rules"
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-rules."""
-    parser = argparse.ArgumentParser(prog=TOOL, description="Check and compile rewrite-rule files.")
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog=TOOL, description="Check and compile rewrite-rule files."
+    )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="rule files, or shipped rule names"
     )

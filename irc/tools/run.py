@@ -3,6 +3,7 @@
     irc-run model.mlir --input data=x.npy --output-dir out/
     irc-run model.onnx --random-inputs --seed 0 --compare-onnxruntime model.onnx
     irc-run build/model --random-inputs --layers      # a package from irc-compile
+    irc-run build/model --compare --float-model model.onnx --random-inputs
 
 The input is textual IR (`.mlir`) or an ONNX model (imported on the fly). Inputs come
 from `.npy` files, by the names the model gives them, or are drawn at random from a
@@ -13,7 +14,11 @@ compiled for): the run's cycles, engine utilisation and DDR traffic are printed
 events (open it in Perfetto or chrome://tracing). With
 `--compare-onnxruntime`, the same inputs are run through onnxruntime and the maximum
 absolute and relative error of every output is printed; the exit status is 1 if any
-output differs beyond `--rtol`/`--atol` (numpy's `allclose` rule).
+output differs beyond `--rtol`/`--atol` (`irc.numerics.compare_arrays`: atol + rtol
+times the tensor's largest |value|). `--compare` compiles the float model in memory
+and compares every layer's output of the float interpreter, the integer reference and
+the simulator (irc/driver/compare.py); the exit status is 1 if the simulator differs
+from the reference on any layer.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import re
 import sys
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,14 +40,20 @@ from irc.fileio import StagedOutputs
 from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
+    check_output_directory,
+    check_output_file,
     collect_input_shapes,
+    nonempty_path,
     report,
+    run_interruptibly,
+    tolerance,
     tool_error,
 )
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
+    from irc.driver.pipeline import CompileOptions
     from irc.runtime import Session
     from irc.sim.run import Simulator
 
@@ -51,6 +62,7 @@ TOOL = "irc-run"
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="Run a model (.mlir, .onnx, or a package directory from irc-compile) "
         "with irc's reference interpreter or the NPU simulator.",
@@ -72,25 +84,40 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
     add_input_shape_argument(parser)
     parser.add_argument("--entry", default="main", help="function to run (default main)")
-    parser.add_argument("--output-dir", type=Path, help="write each output as NAME.npy here")
+    parser.add_argument(
+        "--output-dir", type=nonempty_path, help="write each output as NAME.npy here"
+    )
     parser.add_argument(
         "--compare-onnxruntime",
         type=Path,
         metavar="MODEL.onnx",
         help="run the same inputs through onnxruntime and compare",
     )
-    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (1e-4)")
-    parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (1e-5)")
+    parser.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance (1e-4)")
+    parser.add_argument("--atol", type=tolerance, default=1e-5, help="absolute tolerance (1e-5)")
     parser.add_argument(
         "--target",
         metavar="NAME|FILE",
         help="the NPU that runs a command stream (default: the one it was compiled for)",
     )
     parser.add_argument(
-        "--trace", type=Path, metavar="FILE.json", help="write a command stream's timeline"
+        "--trace", type=nonempty_path, metavar="FILE.json", help="write a command stream's timeline"
     )
     parser.add_argument(
         "--layers", action="store_true", help="print a command stream's figures per layer"
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="compare every layer's output of the float model, the int8 reference and the "
+        "simulator (the model: an .onnx or float .mlir, compiled in memory as irc-compile "
+        "does; or a package with --float-model); exit status 1 if the simulator differs",
+    )
+    parser.add_argument(
+        "--float-model",
+        type=Path,
+        metavar="MODEL.onnx",
+        help="with --compare on a package: the float model it was compiled from",
     )
     return parser.parse_args(argv)
 
@@ -101,6 +128,10 @@ def _read_inputs(options: Sequence[str]) -> dict[str, np.ndarray]:
         name, sep, file = option.rpartition("=")
         if not sep or not name:
             raise tool_error(TOOL, f"malformed --input '{option}'", hint="write NAME=FILE.npy")
+        if name in inputs:
+            raise tool_error(
+                TOOL, f"--input gives '{name}' twice", hint="give each input once: NAME=FILE.npy"
+            )
         try:
             inputs[name] = np.load(file, allow_pickle=False)
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as failure:
@@ -128,15 +159,59 @@ def _output_file_name(name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The command, with parsed arguments; returns the exit status."""
-    from irc.interp import function_signature, run_function
-    from irc.ir.weights import dtype_of
+    from irc.interp import run_function
 
+    if args.output_dir is not None:
+        check_output_directory(TOOL, "--output-dir", args.output_dir)
+    if args.trace is not None:
+        check_output_file(TOOL, "--trace", args.trace, [args.model])
+    if args.compare or args.float_model is not None:
+        return _compare_layers(args)
     package = None
     if Path(args.model).is_dir():  # a package from irc-compile: run it through the runtime
         package = _open_package(args)
         module = package.package.module
     else:
         module = load_module(TOOL, Path(args.model), collect_input_shapes(args.input_shape, TOOL))
+    inputs = _model_inputs(module, args)
+    stream = _is_command_stream(module, args.entry)
+    if (args.trace or args.layers) and not stream:
+        raise tool_error(
+            TOOL,
+            "--trace and --layers need a command stream (npu level)",
+            hint="lower the model with lower-to-npu first",
+        )
+    if stream:
+        simulator = package.simulator if package is not None else _load_stream(module, args)
+        start = time.perf_counter()
+        # A package runs through its session, which warns of inputs it cannot represent.
+        outputs = package.run(inputs) if package is not None else simulator.run(inputs)
+    else:
+        start = time.perf_counter()
+        outputs = run_function(module, inputs, args.entry)
+    elapsed = time.perf_counter() - start
+    print(f"ran @{args.entry} in {elapsed * 1000:.1f} ms")
+    for name, array in outputs.items():
+        print(f"  {name}: {array.dtype}{list(array.shape)}")
+
+    if args.output_dir is not None:
+        with StagedOutputs() as staged:
+            for name, array in outputs.items():
+                staged.stage(
+                    args.output_dir / _output_file_name(name), functools.partial(np.save, arr=array)
+                )
+        print(f"wrote {len(outputs)} output(s) to {args.output_dir}")
+
+    if args.compare_onnxruntime is not None:
+        return _compare(args, inputs, outputs)
+    return 0
+
+
+def _model_inputs(module: ModuleOp, args: argparse.Namespace) -> dict[str, np.ndarray]:
+    """The inputs of `module`'s entry function: from --input, else --random-inputs."""
+    from irc.interp import function_signature
+    from irc.ir.weights import dtype_of
+
     inputs = _read_inputs(args.input)
     signature_inputs, _ = function_signature(module, args.entry)
     rng = np.random.default_rng(args.seed)
@@ -162,36 +237,7 @@ def run(args: argparse.Namespace) -> int:
             f"no value for input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}",
             hint="give --input NAME=FILE.npy for each input, or --random-inputs",
         )
-    stream = _is_command_stream(module, args.entry)
-    if (args.trace or args.layers) and not stream:
-        raise tool_error(
-            TOOL,
-            "--trace and --layers need a command stream (npu level)",
-            hint="lower the model with lower-to-npu first",
-        )
-    if stream:
-        simulator = package.simulator if package is not None else _load_stream(module, args)
-        start = time.perf_counter()
-        outputs = simulator.run(inputs)
-    else:
-        start = time.perf_counter()
-        outputs = run_function(module, inputs, args.entry)
-    elapsed = time.perf_counter() - start
-    print(f"ran @{args.entry} in {elapsed * 1000:.1f} ms")
-    for name, array in outputs.items():
-        print(f"  {name}: {array.dtype}{list(array.shape)}")
-
-    if args.output_dir is not None:
-        with StagedOutputs() as staged:
-            for name, array in outputs.items():
-                staged.stage(
-                    args.output_dir / _output_file_name(name), functools.partial(np.save, arr=array)
-                )
-        print(f"wrote {len(outputs)} output(s) to {args.output_dir}")
-
-    if args.compare_onnxruntime is not None:
-        return _compare(args, inputs, outputs)
-    return 0
+    return inputs
 
 
 def _is_command_stream(module: ModuleOp, entry: str) -> bool:
@@ -281,11 +327,159 @@ def _compare(args: argparse.Namespace, inputs: dict, outputs: dict) -> int:
     return 0 if report.ok else 1
 
 
+def _compare_layers(args: argparse.Namespace) -> int:
+    """`--compare`: the three-way layer diff (irc/driver/compare.py); 1 if the
+    simulator differs from the integer reference on any layer."""
+    from irc.driver.compare import LAYERS_DIR, compare_layers, compile_levels, dump_file_name
+    from irc.driver.pipeline import CompileOptions
+
+    if not args.compare:
+        raise tool_error(
+            TOOL, "--float-model only applies with --compare", hint="add --compare, or drop it"
+        )
+    if args.trace or args.layers or args.compare_onnxruntime is not None or args.entry != "main":
+        raise tool_error(
+            TOOL,
+            "--compare does not combine with --trace, --layers, --compare-onnxruntime or --entry",
+            hint="run them without --compare",
+        )
+    model = Path(args.model)
+    check = None
+    expected: dict[str, bytes] = {}
+    if model.is_dir():
+        path, options, check, expected = _package_to_compare(args)
+    else:
+        if args.float_model is not None:
+            raise tool_error(
+                TOOL,
+                "--float-model is for a package; the model given is the float model itself",
+                hint=f"drop --float-model, or give the package directory instead of '{model}'",
+            )
+        path = model
+        options = CompileOptions(
+            target=args.target or "npu-demo",
+            input_shapes=collect_input_shapes(args.input_shape, TOOL),
+        )
+    start = time.perf_counter()
+    levels = compile_levels(path, options, check)
+    for warning in levels.warnings:
+        print(f"warning: {warning}")
+    for name, content in expected.items():
+        if levels.files[name] != content:
+            raise tool_error(
+                TOOL,
+                f"the package '{model}' was not compiled from '{path}' with the options its "
+                f"manifest records: its {name} differs",
+                hint="give --float-model the model the package was compiled from, or "
+                "compile the package again",
+            )
+    print(f"compiled '{path}' in memory in {time.perf_counter() - start:.1f} s")
+    comparison = compare_layers(levels, _model_inputs(levels.float_module, args))
+    print(comparison.format_text())
+    if args.output_dir is not None:
+        count = 0
+        with StagedOutputs() as staged:
+            for index, layer in enumerate(comparison.layers):
+                for level, array in layer.arrays.items():
+                    file = args.output_dir / LAYERS_DIR / dump_file_name(index, layer.name, level)
+                    staged.stage(file, functools.partial(np.save, arr=array))
+                    count += 1
+        print(f"wrote {count} layer output(s) to {args.output_dir / LAYERS_DIR}")
+    return 0 if comparison.matches else 1
+
+
+def _package_to_compare(
+    args: argparse.Namespace,
+) -> tuple[Path, CompileOptions, Callable[[ModuleOp], None], dict[str, bytes]]:
+    """For `--compare` on a package: the float model, the options the manifest records,
+    a check that the model has the package's inputs, and the files to match."""
+    from irc.codegen.package import (
+        PROGRAM,
+        TARGET,
+        WEIGHTS,
+        entry_function,
+        read_file,
+        read_manifest,
+        read_package,
+    )
+    from irc.driver.pipeline import CompileOptions
+    from irc.interp import function_signature
+    from irc.targets import load_target
+
+    package = Path(args.model)
+    if args.target or args.input_shape:
+        raise tool_error(
+            TOOL,
+            "--target and --input-shape do not apply to a package",
+            hint="a package is compared as it was compiled",
+        )
+    manifest = read_manifest(package)
+    source = manifest.get("model", {}).get("source", "?")
+    if args.float_model is None:
+        raise tool_error(
+            TOOL,
+            "--compare on a package needs the float model it was compiled from",
+            hint=f"give --float-model MODEL.onnx (the manifest names '{source}')",
+        )
+    recorded = manifest.get("options", {})
+    for option in ("calibration_data", "calibration_stats"):
+        given = recorded.get(option)
+        if given and not Path(given).exists():
+            raise tool_error(
+                TOOL,
+                f"the package was compiled with {option.replace('_', '-')} '{given}', "
+                "which is not there from here",
+                hint="run irc-run in the directory irc-compile ran in",
+            )
+    # What irc-compile's --target was: recorded in the program. Another spelling of the
+    # same target would change the program's bytes.
+    stream = read_package(package).module
+    given = getattr(entry_function(stream).attributes.get("npu.target"), "data", None)
+    compared: tuple[str, ...] = (PROGRAM, WEIGHTS)
+    try:
+        load_target(given or "")
+        target = str(given)
+    except IrcError:  # a target file not there from here: the package's copy of it
+        target, compared = str(package / TARGET), (WEIGHTS,)
+    options = CompileOptions(
+        target=target,
+        quantize=recorded.get("quantize", "int8"),
+        calibration_data=Path(recorded["calibration_data"])
+        if recorded.get("calibration_data")
+        else None,
+        calibration_samples=recorded.get("calibration_samples", 8),
+        float_layers=tuple(recorded.get("float_layers", ())),
+        opt_level=recorded.get("opt_level", 2),
+        observer=recorded.get("observer"),
+        input_shapes=recorded.get("input_shapes", {}),
+        calibration_stats=Path(recorded["calibration_stats"])
+        if recorded.get("calibration_stats")
+        else None,
+        partition=recorded.get("partition", "cost"),
+    )
+    wanted = [(entry["name"], list(entry["shape"])) for entry in manifest["inputs"]]
+
+    def check(module: ModuleOp) -> None:
+        inputs = [(name, list(t.get_shape())) for name, t in function_signature(module)[0]]
+        if inputs != wanted:
+            shown = ", ".join(f"{name}{shape}" for name, shape in inputs)
+            expected = ", ".join(f"{name}{shape}" for name, shape in wanted)
+            raise tool_error(
+                TOOL,
+                f"'{args.float_model}' does not match the package '{package}': it takes "
+                f"{shown or 'no inputs'}, the package {expected or 'no inputs'}",
+                hint=f"give --float-model the model the package was compiled from ('{source}')",
+            )
+
+    files = {name: read_file(package, manifest, name) for name in compared}
+    return args.float_model, options, check, files
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `irc-run`."""
     args = _parse_args(argv)
     try:
-        return run(args)
+        return run_interruptibly(TOOL, lambda: run(args))
     except IrcError as failure:
         report(failure.diagnostics)
         return 1

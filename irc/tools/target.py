@@ -24,17 +24,18 @@ TOOL = "irc-target"
 def build_parser() -> argparse.ArgumentParser:
     """The command line of irc-target."""
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog=TOOL,
         description="List, show, check and tabulate NPU target descriptions (docs/targets.md).",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("list", help="list the presets, one line each")
+    commands.add_parser("list", help="list the presets, one line each", allow_abbrev=False)
     for name, help_text in (
         ("show", "print every field of a target, in human units, as a target file"),
         ("check", "validate a target file; exit 1 with its diagnostics if it is invalid"),
         ("support-table", "print the target's support table as Markdown"),
     ):
-        command = commands.add_parser(name, help=help_text)
+        command = commands.add_parser(name, help=help_text, allow_abbrev=False)
         command.add_argument("target", metavar="NAME|FILE", help="a preset name or a .toml file")
     return parser
 

@@ -17,7 +17,13 @@ from xdsl.passes import ModulePass
 
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.passes import PIPELINE_FILE, PassOptionError, option
-from irc.quantize.qdq import QuantizeConfig, quantize_module, summary_remark
+from irc.quantize.qdq import (
+    QuantizeConfig,
+    check_layer_names,
+    check_op_types,
+    quantize_module,
+    summary_remark,
+)
 
 if TYPE_CHECKING:
     from irc.quantize.calibration import CalibrationStats, ChosenSamples
@@ -25,6 +31,11 @@ if TYPE_CHECKING:
 
 def _names(values: Sequence[str]) -> frozenset[str]:
     return frozenset(value for value in values if value)
+
+
+MAX_CALIBRATION_SAMPLES = 100_000
+"""More samples than any calibration needs: percentile and entropy observers settle
+within a few hundred, and each random sample is a whole model run."""
 
 
 @dataclass(frozen=True)
@@ -149,12 +160,17 @@ class QuantizePass(ModulePass):
     def __post_init__(self) -> None:
         if self.stats and self.calibration_data:
             raise PassOptionError("give stats or calibration-data, not both")
-        if self.calibration_samples < 1:
+        if not 1 <= self.calibration_samples <= MAX_CALIBRATION_SAMPLES:
             raise PassOptionError(
-                f"calibration-samples must be at least 1, got {self.calibration_samples}"
+                f"calibration-samples must be 1 to {MAX_CALIBRATION_SAMPLES:,}, "
+                f"got {self.calibration_samples}"
             )
+        if not 0 <= self.seed < 2**63:
+            raise PassOptionError(f"seed must be 0 to 2**63 - 1, got {self.seed}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_layer_names(op, self.exclude_names, "exclude-names", Location(file=PIPELINE_FILE))
+        check_op_types(self.exclude_ops, "exclude-ops", Location(file=PIPELINE_FILE))
         summary = quantize_module(op, self.statistics(op), self.config())
         for plan in summary.plans:
             if plan.quantized or plan.float_reasons:

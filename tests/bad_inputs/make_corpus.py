@@ -10,7 +10,9 @@ committed, and tests/test_bad_inputs.py checks that they are up to date.
 
 from __future__ import annotations
 
+import io
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -183,6 +185,124 @@ def reshape_overflow() -> onnx.ModelProto:
     )
 
 
+def duplicate_node_names() -> onnx.ModelProto:
+    """Two nodes named 'relu' (onnxruntime refuses the model; the checker does not)."""
+    return graph_model(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Sigmoid", ["r"], ["y"], name="relu"),
+        ],
+        [tensor("x", [1, 4])],
+        [tensor("y", [1, 4])],
+    )
+
+
+def initializer_against_input(declared: onnx.ValueInfoProto) -> onnx.ModelProto:
+    """y = x + w, where w (float32, shape 4) is also a graph input declared as `declared`."""
+    model = with_weight(np.ones(4))
+    model.graph.input.append(declared)
+    return model
+
+
+def declared_output(output: onnx.ValueInfoProto) -> onnx.ModelProto:
+    """The small model with its output 'y' declared as `output`."""
+    model = small_model()
+    model.graph.output[0].CopyFrom(output)
+    return model
+
+
+def declared_intermediate() -> onnx.ModelProto:
+    """The small model with a value_info entry declaring 'xw' (1x3) as 2x2."""
+    model = small_model()
+    model.graph.value_info.append(tensor("xw", [2, 2]))
+    return model
+
+
+def initializer_as_output() -> onnx.ModelProto:
+    """An initializer of shape 4 that is a graph output declared with shape 5."""
+    return graph_model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [tensor("x", [1, 4])],
+        [tensor("y", [1, 4]), tensor("w", [5])],
+        [numpy_helper.from_array(np.ones(4, np.float32), "w")],
+    )
+
+
+def one_node(
+    node: onnx.NodeProto,
+    output_shape: list[int | str],
+    initializers: list[onnx.TensorProto] | None = None,
+    input_shape: list[int | str] | None = None,
+    opset: int = 17,
+) -> onnx.ModelProto:
+    """A model of one node from x (1x4 unless told) to y, at `opset`."""
+    return graph_model(
+        [node],
+        [tensor("x", input_shape or [1, 4])],
+        [tensor("y", output_shape)],
+        initializers,
+        [helper.make_opsetid("", opset)],
+    )
+
+
+def int64s(name: str, values: list[int]) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def constant_two_values() -> onnx.ModelProto:
+    """A Constant with both value_float and value_ints (it must hold exactly one)."""
+    return graph_model(
+        [
+            helper.make_node("Constant", [], ["c"], name="const", value_float=1.0, value_ints=[2]),
+            helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+        ],
+        [tensor("x", [1, 4])],
+        [tensor("y", [1, 4])],
+    )
+
+
+def constant_of_shape_two_values() -> onnx.ModelProto:
+    """ConstantOfShape whose fill value holds two elements instead of one."""
+    fill = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "fill")
+    return graph_model(
+        [helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill", value=fill)],
+        [],
+        [tensor("y", [2, 2])],
+        [int64s("shape", [2, 2])],
+    )
+
+
+def slice_to_nothing() -> onnx.ModelProto:
+    """Slice columns 2:2 of x (nothing), then Relu: an empty tensor at run time."""
+    bounds = [int64s("starts", [2]), int64s("ends", [2]), int64s("axes", [1])]
+    return graph_model(
+        [
+            helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["s"], name="slice"),
+            helper.make_node("Relu", ["s"], ["y"], name="relu"),
+        ],
+        [tensor("x", [1, 4])],
+        [tensor("y", [1, 0])],
+        bounds,
+    )
+
+
+def empty_conv_input() -> onnx.ModelProto:
+    """The conv model with a batch of 0 images."""
+    model = conv_model()
+    model.graph.input[0].CopyFrom(tensor("x", [0, 8, 16, 16]))
+    model.graph.output[0].CopyFrom(tensor("y", [0, 16, 16, 16]))
+    return model
+
+
+def conv_transpose_output_padding() -> onnx.ModelProto:
+    """ConvTranspose of stride 1 with output_padding 2 (it must be below the stride)."""
+    weight = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
+    node = helper.make_node(
+        "ConvTranspose", ["x", "w"], ["y"], name="deconv", output_padding=[2, 2]
+    )
+    return one_node(node, [1, 3, 8, 8], [weight], input_shape=[1, 2, 4, 4])
+
+
 def truncated(fraction: float) -> bytes:
     """The small model's bytes cut at `fraction` of their length."""
     data = small_model().SerializeToString()
@@ -211,6 +331,57 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "external-outside.onnx": lambda: external_weight("../outside.bin"),
     "external-absolute.onnx": lambda: external_weight("/etc/passwd"),
     "external-missing.onnx": lambda: external_weight("missing.bin"),
+    # importer checks: what onnxruntime or ONNX's strict shape inference refuses
+    "duplicate-node-names.onnx": duplicate_node_names,
+    "initializer-shape-vs-input.onnx": lambda: initializer_against_input(tensor("w", [1, 4])),
+    "initializer-type-vs-input.onnx": lambda: initializer_against_input(
+        helper.make_tensor_value_info("w", TensorProto.INT64, [4])
+    ),
+    "output-wrong-type.onnx": lambda: declared_output(
+        helper.make_tensor_value_info("y", TensorProto.INT64, [1, 3])
+    ),
+    "output-wrong-shape.onnx": lambda: declared_output(tensor("y", [1, 5])),
+    "value-info-wrong-shape.onnx": declared_intermediate,
+    "initializer-output-wrong-shape.onnx": initializer_as_output,
+    "constant-two-values.onnx": constant_two_values,
+    "constant-of-shape-two-values.onnx": constant_of_shape_two_values,
+    "split-zero-outputs.onnx": lambda: one_node(
+        helper.make_node("Split", ["x"], ["y"], name="split", axis=1, num_outputs=0),
+        [1, 4],
+        opset=18,
+    ),
+    "resize-scales-and-sizes.onnx": lambda: one_node(
+        helper.make_node("Resize", ["x", "", "scales", "sizes"], ["y"], name="resize"),
+        [1, 1, 4, 4],
+        [
+            numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+            int64s("sizes", [1, 1, 4, 4]),
+        ],
+        input_shape=[1, 1, 2, 2],
+    ),
+    "reshape-float-shape.onnx": lambda: one_node(
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape"),
+        [2, 2],
+        [numpy_helper.from_array(np.array([2.0, 2.0], np.float32), "shape")],
+    ),
+    "tile-2d-repeats.onnx": lambda: one_node(
+        helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile"),
+        [1, 8],
+        [numpy_helper.from_array(np.array([[1, 2]], np.int64), "repeats")],
+    ),
+    "gather-index-out-of-range.onnx": lambda: one_node(
+        helper.make_node("Gather", ["x", "indices"], ["y"], name="gather", axis=1),
+        [1, 2],
+        [int64s("indices", [0, 7])],
+    ),
+    "dropout-ratio.onnx": lambda: one_node(
+        helper.make_node("Dropout", ["x", "ratio"], ["y"], name="dropout"),
+        [1, 4],
+        [numpy_helper.from_array(np.array(1.5, np.float32), "ratio")],
+    ),
+    "conv-transpose-output-padding.onnx": conv_transpose_output_padding,
+    "empty-conv-input.onnx": empty_conv_input,
+    "slice-to-nothing.onnx": slice_to_nothing,
 }
 
 RAW: dict[str, Callable[[], bytes]] = {
@@ -244,11 +415,44 @@ def data_files() -> dict[str, bytes]:
         "x-wrong-shape.npy": npy(np.zeros((2, 3), np.float32)),
         "x-wrong-dtype.npy": npy(np.array([["a", "b", "c", "d"]])),
         "x-int64.npy": npy(np.arange(4, dtype=np.int64).reshape(1, 4)),
+        # Runtime inputs of the right size but not of the input's kind (helper: runtime).
+        "x-rank-3.npy": npy(good.reshape(1, 1, 4)),
+        "x-0d.npy": npy(np.float32(0.5)),
+        "x-object.npy": npy(np.array([[1.0, "two", None, 4]], dtype=object)),
+        "x-complex.npy": npy((good + 1j).astype(np.complex64)),
+        # Valid, but the NPU cannot see them as given: warnings (tests/test_runtime.py).
+        "x-nan.npy": npy(np.array([[np.nan, 0.5, np.nan, -0.5]], np.float32)),
+        "x-beyond-float32.npy": npy(np.array([[1e300, 0.5, -1e300, 1e300]], np.float64)),
         "not-npy.npy": b"PK\x03\x04 definitely not numpy\n",
         "truncated.npy": npy(good)[:-6],
         "calib-wrong-shape.npz": npz(x=np.zeros((2, 1, 5), np.float32)),
         "calib-not-npz.npz": b"not a zip archive\n",
+        # Degenerate calibration data (helper: calibration).
+        "calib-nan.npz": npz(x=np.full((3, 1, 4), np.nan, np.float32)),
+        "calib-some-inf.npz": npz(x=np.stack([good, good, np.where(good > 0, np.inf, good)])),
+        "calib-wrong-name.npz": npz(images=np.stack([good, -good])),
+        "calib-int32.npz": npz(x=np.arange(12, dtype=np.int32).reshape(3, 1, 4)),
+        "calib-float64-overflow.npy": npy(np.array([[1e300, 0.5, -0.5, 1.0]])),
+        "calib-huge-header.npy": huge_header(),
+        "calib-huge-member.npz": zipped({"x.npy": huge_header()}),
     }
+
+
+def huge_header() -> bytes:
+    """A .npy header claiming 2**36 samples of 1x4 float32 (1 TiB), and 64 bytes of data."""
+    buffer = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": (2**36, 1, 4)}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue() + bytes(64)
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    """An .npz archive of the given members, as they are (with a fixed date)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), content)
+    return buffer.getvalue()
 
 
 TARGET_EDITS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -258,6 +462,16 @@ TARGET_EDITS: dict[str, tuple[tuple[str, str], ...]] = {
     "non-numeric.toml": (("columns = 16", 'columns = "sixteen"'),),
     "unknown-key.toml": (("banks = 4", "banks = 4\nbankz = 4"),),
     "bad-toml.toml": (("[dma]", "[dma"),),
+    # Numbers outside what real hardware has (helper: numerics).
+    "vanishing-clock.toml": (("clock_mhz = 500", "clock_mhz = 1e-300"),),
+    "nan-clock.toml": (("clock_mhz = 500", "clock_mhz = nan"),),
+    "vanishing-ddr.toml": (("bandwidth_gb_per_s = 1.0", "bandwidth_gb_per_s = 1e-300"),),
+    "vanishing-host.toml": (("gmacs_per_s = 2.0", "gmacs_per_s = 1e-300"),),
+    "infinite-host-bandwidth.toml": (("bandwidth_gb_per_s = 2.0", "bandwidth_gb_per_s = inf"),),
+    "tebibyte-sram.toml": (("size_kib = 512", "size_kib = 1073741824"),),
+    "huge-latency.toml": (("latency_cycles = 100", f"latency_cycles = {10**400}"),),
+    "huge-kernel-limit.toml": (("max_kernel = 7", f"max_kernel = {10**400}"),),
+    "float-rows.toml": (("rows = 16", "rows = 16.0"),),
     # Valid, but 1 KiB of SRAM in 512-byte aligned buffers holds no tile of a conv; in
     # fp16 too, so that the float IR of mlir/valid.mlir runs on its NPU.
     "tiny-sram.toml": (

@@ -7,7 +7,7 @@
 // DDR at 2 bytes per cycle with 100 cycles of latency, 64-byte bursts). Each case
 // is checked by hand in docs/tiling.md.
 
-// The worked example of DESIGN.md: a 3x3 conv of a 56x56x32 int8 map to 64 channels.
+// The worked example (docs/targets.md, "npu-demo"): a 3x3 conv of a 56x56x32 int8 map to 64 channels.
 // Three output rows of all 64 channels per tile (18 tiles and a last one of 2 rows),
 // from all 32 input channels:
 // - compute: 3 x 56 pixels x ceil(64/16) x ceil(32/16) x 9 taps + 32 fill = 12,128

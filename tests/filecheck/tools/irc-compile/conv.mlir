@@ -47,7 +47,7 @@
 // EXEC-NEXT: 106440 cycles, 0.213 ms at 500 MHz on npu-demo
 // EXEC:      y: float32[1, 8, 8, 16]
 
-// FILE:   error: -o {{.*}}manifest.json is a file; a package is a directory
+// FILE:   error: -o {{.*}}manifest.json is a file; it must name a directory
 // TARGET: error: --target, --entry and --input-shape do not apply to a package
 
 func.func @main(%x: tensor<1x8x8x16xf32> {irc.name = "x"}) -> (tensor<1x8x8x16xf32> {irc.name = "y"}) {

@@ -2,7 +2,7 @@
 // with the derived figures in comments; its output is itself a valid target file.
 
 // RUN: irc-target show npu-demo | FileCheck %s
-// CHECK:      # npu-demo: The worked example of DESIGN.md: 256 int8 MACs at 500 MHz, DDR at 1 GB/s
+// CHECK:      # npu-demo: irc's worked example: 256 int8 MACs at 500 MHz, DDR at 1 GB/s
 // CHECK-NEXT: # source: npu-demo
 // CHECK-NEXT: # 256 int8 MACs (16x16) at 500 MHz = 0.256 TOPS, 512 KiB SRAM, DDR 1 GB/s
 // CHECK:      [mac_array]
