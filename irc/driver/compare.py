@@ -96,7 +96,7 @@ def compile_levels(
     the imported module first (and may raise)."""
     from irc.codegen.package import package_files
     from irc.diagnostics import Severity
-    from irc.driver.pipeline import check_options
+    from irc.driver.pipeline import check_options, package_info
     from irc.importers.load import load_module
     from irc.ir.context import make_context
     from irc.passes import parse_pipeline
@@ -129,12 +129,7 @@ def compile_levels(
                 module_pass.apply(make_context(), module)
             if module_pass.name == "plan-ddr":
                 planned = module.clone()
-        info = {
-            "model": {"name": path.stem, "source": path.name},
-            "pipeline": options.pipeline(),
-            "options": options.to_json(),
-        }
-        files = package_files(module, target, info)
+        files = package_files(module, target, package_info(path, module, options))
     assert float_module is not None and planned is not None, "the int8 pipeline has both"
     warnings = [d.message for d in diagnostics if d.severity == Severity.WARNING]
     return CompiledLevels(float_module, planned, module, target, files, warnings)

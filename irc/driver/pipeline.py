@@ -364,11 +364,7 @@ def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> 
     # checks every command's buffers, bounds, alignment and synchronisation.
 
     name = _model_name(path, module)
-    info = {
-        "model": {"name": name, "source": path.name},
-        "pipeline": pipeline,
-        "options": options.to_json(),
-    }
+    info = package_info(path, module, options)
     files = stages.run("codegen", lambda: package_files(module, target, info), release=False)
 
     def simulate() -> Report:
@@ -448,6 +444,16 @@ class _ErrorMeasurement:
         self.float_module = None
         self.samples = []
         release_memory()
+
+
+def package_info(path: Path, module: ModuleOp, options: CompileOptions) -> dict[str, Any]:
+    """What a package's manifest records of its compile: the model, the pipeline, the
+    options (`package_files`' `info`)."""
+    return {
+        "model": {"name": _model_name(path, module), "source": path.name},
+        "pipeline": options.pipeline(),
+        "options": options.to_json(),
+    }
 
 
 def _model_name(path: Path, module: ModuleOp) -> str:

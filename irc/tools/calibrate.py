@@ -25,10 +25,10 @@ from pathlib import Path
 from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
+    add_output_argument,
     add_progress_arguments,
     check_output_file,
     collect_input_shapes,
-    output_path,
     report,
     run_interruptibly,
     tool_error,
@@ -98,14 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--entry", default="main", help="the function to run (default: main)")
     add_input_shape_argument(parser)
     add_progress_arguments(parser, "a progress bar")
-    parser.add_argument(
-        "-o",
-        dest="output",
-        type=output_path,
-        default="-",
-        metavar="STATS.json",
-        help="the statistics file to write (default: stdout)",
-    )
+    add_output_argument(parser, "STATS.json", "the statistics file to write (default: stdout)")
     return parser
 
 

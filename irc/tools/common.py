@@ -84,6 +84,16 @@ def weights_mode(
     return mode
 
 
+def add_output_argument(
+    parser: argparse.ArgumentParser, metavar: str, help: str = "output file (default: stdout)"
+) -> None:
+    """The `-o FILE` of a tool that writes one file ('-', the default: standard output;
+    an empty path is a command-line error)."""
+    parser.add_argument(
+        "-o", dest="output", type=output_path, default="-", metavar=metavar, help=help
+    )
+
+
 def tolerance(text: str) -> float:
     """An argparse type: a finite non-negative number (a NaN tolerance would pass
     every comparison)."""

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from irc.tools.common import (
     add_input_shape_argument,
+    add_output_argument,
     add_weights_arguments,
     check_module_output,
     collect_input_shapes,
-    output_path,
     report,
     run_interruptibly,
     weights_mode,
@@ -41,14 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Import an ONNX model as a module of nn ops (textual IR).",
     )
     parser.add_argument("model", type=Path, help="the ONNX model (.onnx)")
-    parser.add_argument(
-        "-o",
-        dest="output",
-        type=output_path,
-        default="-",
-        metavar="OUT.mlir",
-        help="output file (default: stdout)",
-    )
+    add_output_argument(parser, "OUT.mlir")
     add_input_shape_argument(parser)
     add_weights_arguments(parser, "sidecar with -o FILE, else elide")
     parser.add_argument(

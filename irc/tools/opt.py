@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from irc.targets import Target
 
 from irc.tools.common import (
+    add_output_argument,
     add_weights_arguments,
     check_module_output,
     non_negative,
-    output_path,
     report,
     run_interruptibly,
     tolerance,
@@ -104,13 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="INPUT",
         help="the IR file to read ('-' or absent: standard input)",
     )
-    parser.add_argument(
-        "-o",
-        dest="output",
-        type=output_path,
-        default="-",
-        metavar="FILE",
-        help="write the result to FILE ('-', the default: standard output)",
+    add_output_argument(
+        parser, "FILE", "write the result to FILE ('-', the default: standard output)"
     )
 
     passes = parser.add_argument_group("passes")

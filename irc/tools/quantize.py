@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from irc.importers.load import load_module
 from irc.tools.common import (
     add_input_shape_argument,
+    add_output_argument,
     add_progress_arguments,
     add_weights_arguments,
     check_module_output,
@@ -52,7 +53,6 @@ from irc.tools.common import (
     collect_input_shapes,
     comma_list,
     nonempty_path,
-    output_path,
     run_interruptibly,
     run_reporting_warnings,
     tool_error,
@@ -207,14 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print every op's location (its ONNX node name)",
     )
     add_progress_arguments(parser, "progress bars")
-    parser.add_argument(
-        "-o",
-        dest="output",
-        type=output_path,
-        default="-",
-        metavar="OUT.mlir",
-        help="output file (default: stdout)",
-    )
+    add_output_argument(parser, "OUT.mlir")
     return parser
 
 
