@@ -218,7 +218,7 @@ def test_integer_ops_are_asked_about_by_what_they_compute() -> None:
     )
 
 
-def test_host_only_ops_say_why() -> None:
+def test_float_conversions_run_where_the_support_table_lists_them() -> None:
     ops = ops_of(
         f"""
   %q = quant.qcast %x : tensor<8xf32> to tensor<8x{I8}>
@@ -226,14 +226,21 @@ def test_host_only_ops_say_why() -> None:
 """,
         "%x: tensor<8xf32>",
     )
+    # edge-2tops converts on the host: its support table lists neither kind.
     target = load_target("edge-2tops")
     assert backend.place(ops["q"], target).reasons == (
-        "quant.qcast: irc has no NPU lowering of it (float values are quantized on the host)",
+        "quant.qcast (quantize): not in target edge-2tops's support table",
     )
     assert backend.place(ops["d"], target).reasons == (
-        "quant.dcast: irc has no NPU lowering of it (int8 values are dequantized to float on "
-        "the host)",
+        "quant.dcast (dequantize): not in target edge-2tops's support table",
     )
+    # A target whose vector unit converts runs both there, even without fp16.
+    converting = with_ops(
+        load_target("npu-demo"), quantize=OpSupport("quantize"), dequantize=OpSupport("dequantize")
+    )
+    assert not converting.data_types.fp16
+    for name in ("q", "d"):
+        assert backend.place(ops[name], converting).device == "npu"
 
 
 def test_marks_decide_over_the_table() -> None:

@@ -26,6 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 from irc.codegen import bytecode
 from irc.codegen.package import MANIFEST, PROGRAM, WEIGHTS
 from irc.diagnostics import collect_diagnostics
+from irc.dialects import npu
 from irc.driver.pipeline import CompileOptions, CompileResult, compile_model
 from irc.driver.report import layers_csv, report_markdown, summary_text
 from irc.importers.load import load_module
@@ -294,3 +295,26 @@ def test_irc_opt_runs_the_compile_s_pipeline_to_the_same_command_stream(
     program, blob = bytecode.encode(module)
     assert program == (package / PROGRAM).read_bytes()
     assert blob == (package / WEIGHTS).read_bytes()
+
+
+def test_a_float_models_input_and_output_convert_on_the_vector_unit(tmp_path: Path) -> None:
+    """On a target that lists quantize and dequantize, the digits CNN's float image is
+    quantized and its logits dequantized by `npu.quantize`/`npu.dequantize`: nothing
+    runs on the host, the host is no longer the busiest engine, and the results are
+    the integer reference's, bit for bit."""
+    options = {"calibration_data": DIGITS_CALIBRATION, "partition": "cost"}
+    host_result, _ = compiled(DIGITS, "npu-demo", tmp_path / "host", **options)
+    assert {op.op for op in host_result.partition.cpu_ops} >= {"quant.qcast", "quant.dcast"}
+    target = target_file(
+        tmp_path / "npu-demo-casts.toml",
+        "npu-demo",
+        lambda text: text + "\n[ops.quantize]\n[ops.dequantize]\n",
+    )
+    result, package = compiled(DIGITS, str(target), tmp_path / "npu", **options)
+    assert result.partition.cpu_ops == [] and result.partition.cpu_macs == 0
+    simulation = result.simulation
+    assert simulation.utilisation("host") == 0
+    assert max(npu.QUEUES, key=simulation.utilisation) != "host"
+    assert simulation.cycles < host_result.simulation.cycles / 2
+    assert Session(package).inputs[0].npu_quantization is None  # the NPU takes floats
+    assert_bit_exact(result, DIGITS, package)

@@ -949,9 +949,17 @@ def test_irc_target_commands(capsys: pytest.CaptureFixture[str]) -> None:
 def test_support_table_lists_every_op_once() -> None:
     target = load_target("npu-demo")
     text = support_table_markdown(target)
-    rows = re.findall(r"^\| `q?nn\.(\w+)` \|", text, re.MULTILINE)
+    kinds = {label: kind for kind, label in schema.CAST_KINDS.items()}
+
+    def kind(label: str) -> str:
+        return kinds.get(label, label.partition(".")[2])
+
+    rows = [
+        kind(label) for label in re.findall(r"^\| `((?:q?nn|quant)\.\w+)` \|", text, re.MULTILINE)
+    ]
     assert sorted(rows) == sorted(target.ops)
-    unsupported = re.findall(r"`q?nn\.(\w+)`", text.split("## Not supported")[1])
+    tail = text.split("## Not supported")[1]
+    unsupported = [kind(label) for label in re.findall(r"`((?:q?nn|quant)\.\w+)`", tail)]
     assert sorted(rows + unsupported) == sorted(schema.OP_LIMITS)
 
 
@@ -1684,7 +1692,8 @@ def test_irc_target_script_runs() -> None:
 
 def test_schema_names_every_nn_op() -> None:
     names = {op.name.removeprefix("nn.") for op in nn.NN.operations}
-    assert set(schema.OP_LIMITS) | set(schema.DATA_OPS) == names | set(schema.INTEGER_KINDS)
+    kinds = names | set(schema.INTEGER_KINDS) | set(schema.CAST_KINDS)
+    assert set(schema.OP_LIMITS) | set(schema.DATA_OPS) == kinds
     assert not set(schema.INTEGER_KINDS) & names
     assert not set(schema.OP_LIMITS) & set(schema.DATA_OPS)
     assert tuple(nn.ACTIVATIONS) == schema.ACTIVATION_KINDS

@@ -47,7 +47,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import ConstantLike
 
-from irc.dialects import qnn
+from irc.dialects import qnn, quant
 from irc.dialects.quant import quantized_element
 from irc.ir.placement import CPU, DEVICE_ATTR, FLOAT_REASON_ATTR, NPU, REASON_ATTR
 
@@ -256,17 +256,8 @@ def place(op: Operation, target: Target) -> Placement:
     return Placement(NPU if not reasons else CPU, tuple(reasons))
 
 
-HOST_ONLY = {
-    "quant.qcast": "float values are quantized on the host",
-    "quant.dcast": "int8 values are dequantized to float on the host",
-}
-"""Why ops that irc never runs on an NPU stay on the host, beyond 'no entry'."""
-
-
 def _no_entry_reason(op: Operation) -> str:
-    why = HOST_ONLY.get(op.name)
-    detail = f" ({why})" if why else ""
-    return f"{op.name}: irc has no NPU lowering of it{detail}"
+    return f"{op.name}: irc has no NPU lowering of it"
 
 
 def _values(op: Operation) -> list[SSAValue]:
@@ -296,7 +287,9 @@ def _type_reasons(op: Operation, target: Target) -> list[str]:
             )
         elif isinstance(element, AnyFloat):
             floating = True
-    if floating and not target.data_types.fp16:
+    # Converting a float input or output is the one float step of an integer NPU.
+    converts = isinstance(op, quant.QuantizeCastOp | quant.DequantizeCastOp)
+    if floating and not converts and not target.data_types.fp16:
         kept = op.attributes.get(FLOAT_REASON_ATTR)
         why = f" ({kept.data})" if isinstance(kept, StringAttr) else ""
         reasons.append(

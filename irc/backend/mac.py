@@ -137,13 +137,16 @@ def gemm_layer(op: Operation, name: str) -> Layer:
     props = op.props()  # type: ignore[attr-defined]
     depth = lhs[0] if props.bool("trans_a") else lhs[-1]
     rows = math.prod(result[:-1])
+    batch = 1
+    if math.prod(_shape(op.operands[1])[:-2]) > 1:  # one right-side matrix per batch index
+        batch, rows = rows // result[-2], result[-2]
     quantized = isinstance(op, qnn.GemmOp | qnn.MatMulOp)
     return Layer(
         name,
         op.name,
         "conv",
         "mac",
-        1,
+        batch,
         rows,
         1,
         depth,
@@ -256,11 +259,13 @@ def check_gemm(op: Operation) -> list[str]:
     if gemm and props.bool("trans_a"):
         reasons.append(f"{op.name} trans_a=true: irc tiles gemms without a transposed lhs")
     lhs_shape, rhs_shape = tensor_shape(op.lhs), tensor_shape(op.rhs)
-    if len(rhs_shape) < 2 or len(lhs_shape) < 2 or math.prod(rhs_shape[:-2]) != 1:
-        shapes = f"{'x'.join(map(str, lhs_shape))} by {'x'.join(map(str, rhs_shape))}"
+    shapes = f"{'x'.join(map(str, lhs_shape))} by {'x'.join(map(str, rhs_shape))}"
+    if len(rhs_shape) < 2 or len(lhs_shape) < 2:
+        reasons.append(f"{op.name} of {shapes}: irc tiles matrix products of matrices")
+    elif math.prod(rhs_shape[:-2]) > 1 and (gemm or lhs_shape[:-2] != tensor_shape(op.result)[:-2]):
         reasons.append(
-            f"{op.name} of {shapes}: irc tiles matrix products of one right-side matrix "
-            "(batch dimensions of 1 on it)"
+            f"{op.name} of {shapes}: irc tiles batched matrix products whose left side has "
+            "every batch axis of the result (the right side may broadcast)"
         )
     reasons += mixed_types(op)
     if isinstance(op, nn.GemmOp) and (props.float("alpha"), props.float("beta")) != (1.0, 1.0):
@@ -560,8 +565,12 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
     em = b.em
     if requantize is not None:
         lowering.lowered.add(requantize)
-    # A right side with leading dimensions of 1 ([1, K, N]) is its matrix.
-    rhs = storage_as(lowering, op.rhs, tensor_shape(op.rhs)[-2:])
+    # A right side with leading dimensions of 1 ([1, K, N]) is its matrix; a batched
+    # one ([B..., K, N], broadcasting over the result's batch axes) gives one matrix
+    # per batch index, and the rows of a tile then lie within one batch index.
+    rhs_shape = tensor_shape(op.rhs)
+    batched = math.prod(rhs_shape[:-2]) > 1
+    rhs = lowering.storage(op.rhs) if batched else storage_as(lowering, op.rhs, rhs_shape[-2:])
     a, w, y = lowering.storage(op.lhs), rhs, lowering.storage(result)
     bias = None
     if bias_value is not None:
@@ -575,7 +584,15 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
     tile_sizes = plan.tile
     split = tile_sizes.depth < depth
     boxes = row_boxes(lead, tile_sizes.rows)
+    if batched:
+        boxes = [1] * (len(lead) - 1) + [min(lead[-1], tile_sizes.rows)]
     lead_names = [f"m{axis}" for axis in range(len(lead))]
+    # The result's batch axis of each of the right side's leading axes (numpy's
+    # right-aligned broadcasting); a size-1 axis is read at 0.
+    rhs_batch = [
+        lead_names[len(lead) - 1 - len(rhs_shape[:-2]) + axis] if size > 1 else None
+        for axis, size in enumerate(rhs_shape[:-2])
+    ]
     dims = {name: Dim(name, extent, box) for name, extent, box in zip(lead_names, lead, boxes)}
     dims["c"] = Dim("c", features, tile_sizes.channels)
     dims["k"] = Dim("k", depth, tile_sizes.depth)
@@ -597,7 +614,12 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
         shape = [c.size, k.size] if trans_b else [k.size, c.size]
         buffer = b.sram("weights", shape, rhs_element)
         channel, row = em.affine([(c, 1)]), em.affine([(k, 1)])
-        b.load(w, [channel, row] if trans_b else [row, channel], buffer)
+        origin = [channel, row] if trans_b else [row, channel]
+        if batched:
+            batch = [em.affine([(bounds[name], 1)]) if name else 0 for name in rhs_batch]
+            b.load(w, [*batch, *origin], b.view(buffer, [1] * len(batch) + shape))
+        else:
+            b.load(w, origin, buffer)
         state["rhs"] = buffer
 
     def load_parameters(bounds: Bounds) -> None:
@@ -628,7 +650,7 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
         b.store(b.view(out, box_shape), y, origins)
 
     b.at([*lead_names] + (["k"] if split else []), load_lhs)
-    b.at(["c"] + (["k"] if split else []), load_rhs)
+    b.at(["c", *(name for name in rhs_batch if name)] + (["k"] if split else []), load_rhs)
     b.at(["c"], load_parameters)
     if split:
         b.at(order[:-1], clear)

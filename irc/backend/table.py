@@ -27,12 +27,14 @@ from irc.backend.movement import (
     lower_transpose,
 )
 from irc.backend.vector import (
+    check_cast,
     check_float_elementwise,
     check_pool,
     check_requantize,
     clamp_key,
     elementwise_op_layer,
     emit_add,
+    emit_cast,
     emit_clamp,
     emit_float_binary,
     emit_float_clamp,
@@ -44,7 +46,7 @@ from irc.backend.vector import (
     lut_key,
     pool_layer,
 )
-from irc.dialects import nn, npu, part, qnn, tile
+from irc.dialects import nn, npu, part, qnn, quant, tile
 
 # --------------------------------------------------------------------------------------
 # The commands: each tile compute op, the npu command of the same fields, its engine
@@ -74,7 +76,17 @@ LUT = CommandSpec(
     tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
 )
 
-COMMANDS = (CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, LUT)
+QUANTIZE = CommandSpec(
+    tile.QuantizeOp, npu.QuantizeOp, "vector", lambda op: ([op.input], [op.output], 1)
+)
+DEQUANTIZE = CommandSpec(
+    tile.DequantizeOp, npu.DequantizeOp, "vector", lambda op: ([op.input], [op.output], 1)
+)
+
+COMMANDS = (
+    CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, LUT,
+    QUANTIZE, DEQUANTIZE,
+)  # fmt: skip
 """Every tile compute op that becomes a command (copies become `npu.dma`s: the stream
 lowering's own, irc/stream/lowering.py)."""
 
@@ -155,6 +167,26 @@ ENTRIES: tuple[Entry, ...] = (
         layer=pool_layer,
         lower=lower_pool,
         commands=(POOL,),
+    ),
+    # ---- the vector unit: the model's float inputs and outputs
+    Entry(
+        "quantize",
+        (quant.QuantizeCastOp,),
+        "f32 to 8 bits on the vector unit (a float model's input): divided by the "
+        "scale, rounded half to even, saturated",
+        check=check_cast,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_cast),
+        commands=(QUANTIZE,),
+    ),
+    Entry(
+        "dequantize",
+        (quant.DequantizeCastOp,),
+        "8 bits to f32 on the vector unit (a float model's output)",
+        check=check_cast,
+        layer=elementwise_op_layer,
+        lower=lower_with(emit_cast),
+        commands=(DEQUANTIZE,),
     ),
     # ---- the vector unit: elementwise
     Entry(

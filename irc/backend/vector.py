@@ -17,8 +17,8 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Operation, SSAValue
 
 from irc.backend.mac import channels_last, float_activation, mixed_types
-from irc.dialects import nn, qnn, tile
-from irc.dialects.quant import quantized_element
+from irc.dialects import nn, qnn, quant, tile
+from irc.dialects.quant import full_range, quantized_element
 from irc.tiling.builder import (
     Bounds,
     Elementwise,
@@ -413,6 +413,39 @@ def emit_requantize(
             clamp_max=high,
         )
     )
+
+
+def check_cast(op: Operation) -> list[str]:
+    """A `quant.qcast` or `quant.dcast` between f32 and a per-tensor 8-bit type of the
+    full storage range (an activation's, not a narrowed weight's)."""
+    element = quantized_element(op.results[0].type) or quantized_element(op.operands[0].type)
+    assert element is not None, "the verifier guarantees a quantized side"
+    reasons = []
+    floats = op.operands[0] if isinstance(op, quant.QuantizeCastOp) else op.results[0]
+    if not is_floating(floats):
+        reasons.append(f"{op.name} of {floats.type}: irc converts between f32 and 8 bits")
+    if element.is_per_axis:
+        reasons.append(f"{op.name} per axis: irc converts per-tensor quantized values")
+    if element.storage_type.width.data != 8 or element.storage_range != full_range(
+        8, element.storage_range[0] < 0
+    ):
+        reasons.append(
+            f"{op.name} to {element}: irc converts to 8-bit values of the whole storage range"
+        )
+    return reasons
+
+
+def emit_cast(
+    b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
+) -> None:
+    # quant.qcast / quant.dcast: f32 <-> 8 bits with the type's scale and zero point
+    quantizing = isinstance(op, quant.QuantizeCastOp)
+    element = quantized_element((op.results[0] if quantizing else op.operands[0]).type)
+    assert element is not None
+    kind = tile.QuantizeOp if quantizing else tile.DequantizeOp
+    zero_point = int(element.zero_point_values[0])
+    values = {"scale": float(element.scale_values[0]), "zero_point": zero_point or None}
+    b.em.add(create(kind, [tiles[0], out], **values))
 
 
 def lower_with(emit: Emit) -> Callable[[FunctionLowering, Operation], None]:

@@ -593,6 +593,21 @@ class DivOp(BinaryOp):
 
 
 @irdl_op_definition
+class ModOp(BinaryOp):
+    """The remainder of lhs / rhs: with the sign of rhs (Python's %, integers only), or
+    of lhs with `fmod` (C's fmod, required for floats), as ONNX Mod."""
+
+    name = "nn.mod"
+    fmod = bool_prop(False)
+
+    def check(self, props: Props) -> None:
+        if isinstance(self.lhs.type, TensorType) and not props.bool("fmod"):
+            element = self.lhs.type.get_element_type()
+            if not isinstance(element, IntegerType):
+                raise fail("a float remainder needs fmod = true (ONNX refuses fmod = 0)")
+
+
+@irdl_op_definition
 class PowOp(NNOp):
     """lhs ** rhs; the exponent may have another element type."""
 
@@ -1201,6 +1216,35 @@ class LogSoftmaxOp(AxisUnaryOp):
     name = "nn.log_softmax"
 
 
+@irdl_op_definition
+class CumSumOp(AxisUnaryOp):
+    """Running sums along `axis`: exclusive (each element left out of its own sum)
+    and in reverse order when asked, as ONNX CumSum."""
+
+    name = "nn.cumsum"
+    FLOAT_ONLY: ClassVar[bool] = False
+    exclusive = bool_prop(False)
+    reverse = bool_prop(False)
+
+
+@irdl_op_definition
+class TriluOp(NNOp):
+    """The upper (or lower) triangle of the last two axes from diagonal `k` on; the
+    other elements become 0 (ONNX Trilu)."""
+
+    name = "nn.trilu"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    upper = bool_prop(True)
+    k = int_prop(0)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        if len(operand_types[0].get_shape()) < 2:
+            raise fail("the input must have at least 2 axes")
+        return [operand_types[0]]
+
+
 # --------------------------------------------------------------------------------------
 # Data movement
 
@@ -1640,6 +1684,9 @@ NN = Dialect(
     [
         ConstantOp,
         ConstantOfShapeOp,
+        ModOp,
+        CumSumOp,
+        TriluOp,
         ReluOp,
         LeakyReluOp,
         EluOp,

@@ -725,6 +725,31 @@ class LutOp(tile.LutFields, _VectorCommand):
     name = "npu.lut"
 
 
+@irdl_op_definition
+class QuantizeOp(tile.CastFields, _VectorCommand):
+    """Quantize an f32 tile to 8 bits (as `tile.quantize`): a model's float input.
+
+    On the vector unit: `ceil(channels / lanes)` cycles per output pixel.
+
+        npu.quantize %x, %q {scale = 0.0078125 : f32, zero_point = -128} : memref<64xf32, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "npu.quantize"
+
+
+@irdl_op_definition
+class DequantizeOp(tile.CastFields, _VectorCommand):
+    """Dequantize an 8-bit tile to f32 (as `tile.dequantize`): a model's float output.
+
+    On the vector unit: `ceil(channels / lanes)` cycles per output pixel.
+
+        npu.dequantize %q, %x {scale = 0.0078125 : f32, zero_point = -128} : memref<64xi8, "sram">, memref<64xf32, "sram">
+    """
+
+    name = "npu.dequantize"
+    FLOATS_IN: ClassVar[bool] = False
+
+
 # ---- the host -----------------------------------------------------------------------
 
 
@@ -900,6 +925,8 @@ NPU = Dialect(
         MulFOp,
         TransposeOp,
         LutOp,
+        QuantizeOp,
+        DequantizeOp,
         HostCallOp,
         SignalOp,
         WaitOp,

@@ -17,6 +17,7 @@ tensor of a quantized type holds its storage integers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -43,6 +44,9 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+if TYPE_CHECKING:
+    from irc.dialects.base import Props
 
 STORAGE_TYPES = {
     "i8": (8, True),
@@ -290,6 +294,12 @@ class _CastOp(IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def props(self) -> Props:
+        """No properties: the types say everything (the backend asks every op)."""
+        from irc.dialects.base import Props
+
+        return Props(type(self), {})
 
     def _shapes_match(self) -> tuple[TensorType, TensorType]:
         source, target = _tensor(self.input.type, "input"), _tensor(self.result.type, "result")

@@ -74,6 +74,7 @@ from irc.dialects.base import (
     Props,
     bool_prop,
     fail,
+    float_prop,
     int_prop,
     ints_constraint,
     ints_prop,
@@ -1233,6 +1234,57 @@ class LutOp(LutFields):
     name = "tile.lut"
 
 
+class CastFields(_ElementwiseOp):
+    """The operands, properties and checks of `tile.quantize` and `tile.dequantize`
+    (and the `npu` commands of the same names): one tile of f32 and one of 8-bit
+    integers of one shape, a per-tensor `scale` (positive, finite) and `zero_point`
+    in the integers' range."""
+
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    scale = float_prop(1.0)
+    zero_point = int_prop()
+    FLOATS_IN: ClassVar[bool] = True
+
+    def check(self, props: Props) -> None:
+        floats, integers = (self.input, self.output) if self.FLOATS_IN else (self.output, self.input)
+        self.check_same_shapes([self.input, self.output], ELEMENT_TYPES)
+        if element_of(floats) != f32:
+            raise fail(f"the float side must hold f32, got {element_of(floats)}")
+        if element_of(integers) not in EIGHT_BIT:
+            raise fail(f"the integer side must hold i8 or ui8, got {element_of(integers)}")
+        scale = props.float("scale")
+        if scale is None or not (math.isfinite(scale) and scale > 0):
+            raise fail(f"'scale' must be positive and finite, got {scale}")
+        check_in_range(props, "zero_point", element_of(integers))
+
+
+@irdl_op_definition
+class QuantizeOp(CastFields):
+    """Quantize an f32 tile to 8 bits, as `quant.qcast`:
+    out = clamp(round_half_even(x / scale) + zero_point, storage range), the division
+    in float32 (see `quant.qcast` for NaN and infinities).
+
+        tile.quantize %x, %q {scale = 0.0078125 : f32, zero_point = -128}
+            : memref<64xf32, "sram">, memref<64xi8, "sram">
+    """
+
+    name = "tile.quantize"
+
+
+@irdl_op_definition
+class DequantizeOp(CastFields):
+    """Dequantize an 8-bit tile to f32, as `quant.dcast`: x = (q - zero_point) * scale
+    in float32.
+
+        tile.dequantize %q, %x {scale = 0.0078125 : f32, zero_point = -128}
+            : memref<64xi8, "sram">, memref<64xf32, "sram">
+    """
+
+    name = "tile.dequantize"
+    FLOATS_IN: ClassVar[bool] = False
+
+
 TILE = Dialect(
     "tile",
     [
@@ -1254,6 +1306,8 @@ TILE = Dialect(
         MulFOp,
         TransposeOp,
         LutOp,
+        QuantizeOp,
+        DequantizeOp,
     ],
     [],
 )

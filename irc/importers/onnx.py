@@ -1441,6 +1441,182 @@ def _convert_layer_norm(node: OnnxNode) -> list[SSAValue | None]:
     return [node.emit_value(nn.LayerNormOp, node.inputs(), properties)]
 
 
+def _convert_mod(node: OnnxNode) -> SSAValue:
+    return node.emit_value(
+        nn.ModOp, [node.input(0), node.input(1)], {"fmod": _bool(node.attr("fmod"))}
+    )
+
+
+def _convert_cumsum(node: OnnxNode) -> SSAValue:
+    axis = node.constant_ints(1, "the axis")
+    if axis is None or len(axis) != 1:
+        raise node.error("the axis must be one integer")
+    properties = {
+        "axis": _int(axis[0]),
+        "exclusive": _bool(node.attr("exclusive")),
+        "reverse": _bool(node.attr("reverse")),
+    }
+    return node.emit_value(nn.CumSumOp, [node.input(0)], properties)
+
+
+def _convert_trilu(node: OnnxNode) -> SSAValue:
+    k = node.constant_ints(1, "the diagonal k")
+    if k is not None and len(k) != 1:
+        raise node.error("the diagonal k must be one integer")
+    properties = {"upper": _bool(node.attr("upper", 1)), "k": _int(k[0] if k else None)}
+    return node.emit_value(nn.TriluOp, [node.input(0)], properties)
+
+
+def _convert_range(node: OnnxNode) -> SSAValue:
+    """Range's length depends on its values, so they must be known: it becomes the
+    constant it computes (exporters build position ids and masks with it)."""
+    bounds = [
+        node.constant(position, f"'{what}'")
+        for position, what in enumerate(("start", "limit", "delta"))
+    ]
+    start, limit, delta = (np.asarray(bound) for bound in bounds)
+    if any(bound.size != 1 for bound in (start, limit, delta)):
+        raise node.error("start, limit and delta must be scalars")
+    if delta.item() == 0:
+        raise node.error("delta is 0: the range never ends")
+    count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
+    if count == 0:
+        raise node.error(
+            f"the range from {start.item()} to {limit.item()} by {delta.item()} is empty",
+            hint="irc's runtime tensors hold at least one element",
+        )
+    # ONNX: output[i] = start + i * delta, in the inputs' element type.
+    array = start.reshape(()) + np.arange(count, dtype=start.dtype) * delta.reshape(())
+    constant = nn.ConstantOp.from_array(array.astype(start.dtype), location=_name_loc(node.name))
+    node.importer.block.add_op(constant)
+    node.importer.known_arrays[constant.result] = array.astype(start.dtype)
+    return constant.result
+
+
+# --------------------------------------------------------------------------------------
+# Einsum: transposes, reshapes, sums and (batched) matmuls
+
+
+def _einsum_terms(node: OnnxNode, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """The letters of each input and of the output, an ellipsis spelt out as letters
+    of its own (upper case ones no term uses)."""
+    equation = str(node.attr("equation", "")).replace(" ", "")
+    inputs_text, arrow, output_text = equation.partition("->")
+    terms = inputs_text.split(",")
+    if len(terms) != len(ranks):
+        raise node.error(f"equation '{equation}' has {len(terms)} inputs, the node {len(ranks)}")
+    used = set(equation)
+    spare = [letter for letter in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if letter not in used]
+    ellipsis_rank = max(
+        (rank - len(term.replace("...", "")) for term, rank in zip(terms, ranks) if "..." in term),
+        default=0,
+    )
+    if ellipsis_rank > len(spare):
+        raise node.error(f"equation '{equation}' has too many axes under '...'")
+    broadcast = "".join(spare[:ellipsis_rank])
+
+    def expand(term: str, rank: int | None) -> str:
+        if "..." not in term:
+            return term
+        own = ellipsis_rank if rank is None else rank - len(term.replace("...", ""))
+        return term.replace("...", broadcast[ellipsis_rank - own :])
+
+    expanded = [expand(term, rank) for term, rank in zip(terms, ranks)]
+    for term, rank in zip(expanded, ranks):
+        if not term.isalpha() or len(term) != rank:
+            raise node.error(f"equation '{equation}' does not match inputs of ranks {list(ranks)}")
+        if len(set(term)) != len(term):
+            raise node.error(
+                f"equation '{equation}' repeats a letter within a term (a diagonal)",
+                hint="irc imports einsums of transposes, sums and matrix products",
+            )
+    if arrow:
+        output = expand(output_text, None)
+    else:  # implicit mode: the letters used once, in alphabetical order, after '...'
+        counts = "".join(expanded)
+        output = broadcast + "".join(
+            sorted(c for c in set(counts) if counts.count(c) == 1 and c not in broadcast)
+        )
+    return expanded, output
+
+
+def _convert_einsum(node: OnnxNode) -> SSAValue:
+    """An einsum as the ops it is made of: every operand first sums the axes only it
+    has, then operands are taken pairwise into a matmul over the shared batch axes,
+    and a transpose gives the output's order."""
+    values = node.inputs()
+    terms, output = _einsum_terms(node, [len(node.shape(i)) for i in range(len(values))])
+    sizes: dict[str, int] = {}
+    for position, term in enumerate(terms):
+        for letter, size in zip(term, node.shape(position)):
+            if sizes.setdefault(letter, size) != size and 1 not in (size, sizes[letter]):
+                raise node.error(f"axis '{letter}' has sizes {sizes[letter]} and {size}")
+            sizes[letter] = max(sizes[letter], size)
+    missing = [letter for letter in output if letter not in sizes]
+    if missing:
+        raise node.error(f"output axis '{missing[0]}' is in no input")
+    operands = list(zip(values, terms))
+    value, term = operands.pop(0)
+    while True:
+        later = output + "".join(t for _, t in operands)
+        value, term = _einsum_sum_axes(node, value, term, later)
+        if not operands:
+            break
+        other, other_term = operands.pop(0)
+        keep = output + "".join(t for _, t in operands)
+        other, other_term = _einsum_sum_axes(node, other, other_term, keep + term)
+        value, term = _einsum_product(node, value, term, other, other_term, keep, sizes)
+    if term != output:
+        perm = [term.index(letter) for letter in output]
+        value = node.emit_value(nn.TransposeOp, [value], {"perm": _ints(perm)})
+    return value
+
+
+def _einsum_sum_axes(node: OnnxNode, value: SSAValue, term: str, keep: str) -> tuple[SSAValue, str]:
+    """Sum the axes of `term` that no later term nor the output names."""
+    summed = [axis for axis, letter in enumerate(term) if letter not in keep]
+    if not summed:
+        return value, term
+    properties = {"axes": _ints(summed), "keepdims": _bool(False)}
+    reduced = node.emit_value(nn.ReduceSumOp, [value], properties)
+    return reduced, "".join(letter for letter in term if letter in keep)
+
+
+def _einsum_product(
+    node: OnnxNode,
+    lhs: SSAValue,
+    lhs_term: str,
+    rhs: SSAValue,
+    rhs_term: str,
+    keep: str,
+    sizes: Mapping[str, int],
+) -> tuple[SSAValue, str]:
+    """lhs x rhs as one matmul: [batch, rows, inner] x [batch, inner, columns]."""
+    batch = [c for c in lhs_term if c in rhs_term and c in keep]
+    inner = [c for c in lhs_term if c in rhs_term and c not in keep]
+    rows = [c for c in lhs_term if c not in rhs_term]
+    columns = [c for c in rhs_term if c not in lhs_term]
+
+    def arranged(value: SSAValue, term: str, order: list[str], shape: list[int]) -> SSAValue:
+        if list(term) != order:
+            perm = [term.index(letter) for letter in order]
+            value = node.emit_value(nn.TransposeOp, [value], {"perm": _ints(perm)})
+        return node.reshape(value, shape)
+
+    def size(letters: Sequence[str], term: str, value: SSAValue) -> list[int]:
+        shape = dict(zip(term, tensor_type(value).get_shape()))
+        return [shape[letter] for letter in letters]
+
+    lhs_batch, rhs_batch = size(batch, lhs_term, lhs), size(batch, rhs_term, rhs)
+    m, k, n = (math.prod(sizes[c] for c in group) for group in (rows, inner, columns))
+    a = arranged(lhs, lhs_term, [*batch, *rows, *inner], [*lhs_batch, m, k])
+    b = arranged(rhs, rhs_term, [*batch, *inner, *columns], [*rhs_batch, k, n])
+    product = node.emit_value(nn.MatMulOp, [a, b])
+    out_batch = list(tensor_type(product).get_shape())[: len(batch)]
+    shape = [*out_batch, *(sizes[c] for c in rows), *(sizes[c] for c in columns)]
+    return node.reshape(product, shape), "".join([*batch, *rows, *columns])
+
+
 # --------------------------------------------------------------------------------------
 # Reductions
 
@@ -2262,6 +2438,11 @@ CONVERTERS: dict[str, Converter] = {
     "AveragePool": _pool(nn.AveragePoolOp),
     "BatchNormalization": _convert_batch_norm,
     "LayerNormalization": _convert_layer_norm,
+    "Mod": _convert_mod,
+    "CumSum": _convert_cumsum,
+    "Trilu": _convert_trilu,
+    "Range": _convert_range,
+    "Einsum": _convert_einsum,
     "ReduceMean": _reduce(nn.ReduceMeanOp, 18),
     "ReduceSum": _reduce(nn.ReduceSumOp, 13),
     "ReduceMax": _reduce(nn.ReduceMaxOp, 18),

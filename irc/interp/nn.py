@@ -742,6 +742,15 @@ class NNFunctions(InterpreterFunctions):
     run_mul = impl(nn.MulOp)(_elementwise(np.multiply))
     run_div = impl(nn.DivOp)(_elementwise(_divide))
     run_sum = impl(nn.SumOp)(_folded(np.add))
+
+    @impl(nn.ModOp)
+    def run_mod(self, interpreter: Interpreter, op: nn.ModOp, args: PythonValues) -> PythonValues:
+        lhs, rhs = args
+        remainder = np.fmod if op.props().bool("fmod") else np.mod
+        # A remainder by 0 is undefined in ONNX; numpy gives 0 (integers) or NaN.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (remainder(lhs, rhs).astype(lhs.dtype),)
+
     run_max = impl(nn.MaxOp)(_folded(np.maximum))
     run_min = impl(nn.MinOp)(_folded(np.minimum))
     run_equal = impl(nn.EqualOp)(_elementwise(np.equal))
@@ -942,6 +951,31 @@ class NNFunctions(InterpreterFunctions):
         x = args[0]
         shifted, log_total = _softmax_parts(x, op.props().int("axis") or 0)
         return (np.exp(shifted - log_total).astype(x.dtype),)
+
+    @impl(nn.CumSumOp)
+    def run_cumsum(
+        self, interpreter: Interpreter, op: nn.CumSumOp, args: PythonValues
+    ) -> PythonValues:
+        x = args[0]
+        props = op.props()
+        axis = nn.normalize_axis(props.int("axis") or 0, x.ndim)
+        if props.bool("reverse"):
+            x = np.flip(x, axis)
+        total = np.cumsum(x, axis=axis, dtype=np.float64 if x.dtype.kind == "f" else x.dtype)
+        if props.bool("exclusive"):
+            total = total - x
+        if props.bool("reverse"):
+            total = np.flip(total, axis)
+        return (np.ascontiguousarray(total).astype(x.dtype),)
+
+    @impl(nn.TriluOp)
+    def run_trilu(
+        self, interpreter: Interpreter, op: nn.TriluOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        k = props.int("k") or 0
+        triangle = np.triu if props.bool("upper") else np.tril
+        return (triangle(args[0], k).astype(args[0].dtype),)
 
     @impl(nn.LogSoftmaxOp)
     def run_log_softmax(

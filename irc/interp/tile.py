@@ -21,11 +21,12 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.diagnostics import error
-from irc.dialects import tile
+from irc.dialects import quant, tile
 from irc.interp import nn as nn_interp
+from irc.interp import quant as quant_interp
 from irc.interp.kernels import IntegerConv, IntegerMatmul
 from irc.interp.qnn import saturate_int32
 from irc.ir import fixed_point, weights
@@ -56,6 +57,16 @@ def _describe_box(offsets: Sequence[int], sizes: Sequence[int]) -> str:
 def _store(target: np.ndarray, values: np.ndarray) -> None:
     """Write `values` into the buffer `target` (the verifier checked the ranges)."""
     target[...] = values.astype(target.dtype)
+
+
+def _cast_type(op: tile.CastFields, integers: SSAValue) -> quant.UniformQuantizedType:
+    """The per-tensor quantized type a `tile.quantize`/`dequantize` converts with, so
+    that it computes exactly what `quant.qcast`/`quant.dcast` compute."""
+    props = op.props()
+    signed = tile.storage_range(tile.element_of(integers))[0] < 0
+    return quant.UniformQuantizedType.make(
+        props.float("scale") or 1.0, props.int("zero_point") or 0, signed=signed
+    )
 
 
 def _is_float(array: np.ndarray) -> bool:
@@ -470,6 +481,22 @@ class TileFunctions(InterpreterFunctions):
     ) -> PythonValues:
         lhs, rhs, output = args
         _store(output, lhs + rhs)
+        return ()
+
+    @impl(tile.QuantizeOp)
+    def run_quantize(
+        self, interpreter: Interpreter, op: tile.QuantizeOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args
+        _store(output, quant_interp.quantize(source, _cast_type(op, op.output)))
+        return ()
+
+    @impl(tile.DequantizeOp)
+    def run_dequantize(
+        self, interpreter: Interpreter, op: tile.DequantizeOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args
+        _store(output, quant_interp.dequantize(source, _cast_type(op, op.input)))
         return ()
 
     @impl(tile.LutOp)

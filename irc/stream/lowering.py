@@ -64,6 +64,7 @@ from irc import backend
 from irc.diagnostics import error
 from irc.dialects import npu, tile
 from irc.dialects.nn import ConstantOp
+from irc.dialects.part import TransferOp
 from irc.dialects.qnn import ConstantOp as QConstantOp
 from irc.dialects.quant import quantized_element
 from irc.ir import weights
@@ -439,6 +440,9 @@ class StreamLowering:
                 self.vector(op)
             case ConstantOp() | QConstantOp():
                 self.env[op.results[0]] = op
+            case TransferOp() if op.operands[0] in self.tensor_slots:
+                # host and NPU share DDR: the copy to the host is the same bytes
+                self.tensor_slots[op.results[0]] = self.tensor_slots[op.operands[0]]
             case ReturnOp():
                 self.flush_pending()
                 self._flush_all_deferred()

@@ -564,6 +564,7 @@ BINARY_OPS = (
     "greater_or_equal",
     "less",
     "less_or_equal",
+    "mod",
     "mul",
     "prelu",
     "sub",
@@ -572,6 +573,7 @@ BINARY_OPS = (
 PLAIN_OPS = (
     "cast",
     "constant_of_shape",
+    "cumsum",
     "dropout",
     "expand",
     "flatten",
@@ -581,6 +583,7 @@ PLAIN_OPS = (
     "shape",
     "squeeze",
     "tile",
+    "trilu",
     "unsqueeze",
 )
 """Ops with no limits beyond the general ones."""
@@ -630,6 +633,8 @@ OP_LIMITS: dict[str, tuple[str, ...]] = {
     ),
     "depth_to_space": _limits(("layouts", "max_batch", "blocksizes", "modes")),
     "requantize": _limits(),
+    "quantize": _limits(),
+    "dequantize": _limits(),
 }
 """Every kind of op a support table may list, with the limits it may have: every nn op
 (name without `nn.`) but nn.constant, and the kinds only the integer level has
@@ -640,9 +645,15 @@ INTEGER_KINDS = ("requantize",)
 another (TOSA's RESCALE, TFLite's QUANTIZE of an int8 tensor), which lower-to-qnn
 makes where scales differ."""
 
+CAST_KINDS = {"quantize": "quant.qcast", "dequantize": "quant.dcast"}
+"""Kinds of the `quant` casts: a float model's input quantized and its output
+dequantized on the NPU (TFLite's QUANTIZE of a float tensor and DEQUANTIZE)."""
+
 
 def kind_label(kind: str) -> str:
-    """The op a kind is written as: `nn.conv`, or `qnn.requantize`."""
+    """The op a kind is written as: `nn.conv`, `qnn.requantize` or `quant.qcast`."""
+    if kind in CAST_KINDS:
+        return CAST_KINDS[kind]
     return f"qnn.{kind}" if kind in INTEGER_KINDS else f"nn.{kind}"
 
 
