@@ -1247,7 +1247,9 @@ class CastFields(_ElementwiseOp):
     FLOATS_IN: ClassVar[bool] = True
 
     def check(self, props: Props) -> None:
-        floats, integers = (self.input, self.output) if self.FLOATS_IN else (self.output, self.input)
+        floats, integers = (
+            (self.input, self.output) if self.FLOATS_IN else (self.output, self.input)
+        )
         self.check_same_shapes([self.input, self.output], ELEMENT_TYPES)
         if element_of(floats) != f32:
             raise fail(f"the float side must hold f32, got {element_of(floats)}")

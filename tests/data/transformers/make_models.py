@@ -76,8 +76,13 @@ class PatchEncoder(nn.Module):
         self.cls = nn.Parameter(torch.randn(1, 1, D_MODEL) * 0.02)
         self.position = nn.Parameter(torch.randn(1, TOKENS + 1, D_MODEL) * 0.02)
         layer = nn.TransformerEncoderLayer(
-            D_MODEL, HEADS, FEEDFORWARD, dropout=0.0, activation="gelu",
-            batch_first=True, norm_first=True,
+            D_MODEL,
+            HEADS,
+            FEEDFORWARD,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
         )
         self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(D_MODEL)
@@ -100,18 +105,33 @@ def main() -> None:
     tokens = torch.randn(1, TOKENS, D_MODEL)
     with torch.no_grad():
         torch.onnx.export(
-            encoder, (tokens,), HERE / "encoder_layer.onnx", opset_version=17,
-            input_names=["tokens"], output_names=["encoded"], dynamo=True, external_data=False,
+            encoder,
+            (tokens,),
+            HERE / "encoder_layer.onnx",
+            opset_version=17,
+            input_names=["tokens"],
+            output_names=["encoded"],
+            dynamo=True,
+            external_data=False,
             dynamic_shapes=({1: torch.export.Dim("sequence", min=2, max=64)},),
         )
         torch.onnx.export(
-            CausalAttentionBlock().eval(), (tokens,), HERE / "causal_attention.onnx",
-            opset_version=14, input_names=["tokens"], output_names=["hidden"], dynamo=False,
+            CausalAttentionBlock().eval(),
+            (tokens,),
+            HERE / "causal_attention.onnx",
+            opset_version=14,
+            input_names=["tokens"],
+            output_names=["hidden"],
+            dynamo=False,
             dynamic_axes={"tokens": {1: "sequence"}},
         )
         program = torch.onnx.export(
-            PatchEncoder().eval(), (torch.randn(1, 3, 16, 16),), opset_version=20,
-            input_names=["image"], output_names=["logits"], dynamo=True,
+            PatchEncoder().eval(),
+            (torch.randn(1, 3, 16, 16),),
+            opset_version=20,
+            input_names=["image"],
+            output_names=["logits"],
+            dynamo=True,
         )
         program.save(HERE / "vit.onnx", external_data=False)
 
