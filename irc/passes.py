@@ -53,6 +53,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fold-batchnorm": ("irc.transforms.fold_batchnorm", "FoldBatchNormPass"),
     "fold-constants": ("irc.transforms.fold_constants", "FoldConstantsPass"),
     "fuse-activation": ("irc.transforms.fuse_activation", "FuseActivationPass"),
+    "fuse-norms": ("irc.transforms.fuse_norms", "FuseNormsPass"),
     "fuse-pad": ("irc.transforms.fuse_pad", "FusePadPass"),
     "graph-opt": ("irc.transforms.graph_opt", "GraphOptPass"),
     "lower-to-npu": ("irc.transforms.lower_to_npu", "LowerToNpuPass"),

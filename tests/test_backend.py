@@ -20,8 +20,9 @@ from irc import backend
 from irc.backend import cost
 from irc.backend.table import COMMANDS, ENTRIES
 from irc.dialects import npu, tile
-from irc.targets import OpSupport, Target, load_target, parse_target
+from irc.targets import OpSupport, load_target, parse_target
 from irc.targets.schema import OP_LIMITS
+from irc.testing.targets import with_ops
 
 PRESETS = Path(__file__).resolve().parents[1] / "irc" / "targets" / "presets"
 
@@ -40,17 +41,6 @@ def conv_ops(strides: int) -> dict[str, Operation]:
 """,
         f"%x: tensor<1x12x12x4x{I8}>",
     )
-
-
-def with_ops(target: Target, **changes: OpSupport | None) -> Target:
-    """`target` with some support-table entries replaced (None: removed)."""
-    ops = dict(target.ops)
-    for kind, support in changes.items():
-        if support is None:
-            ops.pop(kind, None)
-        else:
-            ops[kind] = support
-    return dataclasses.replace(target, ops=MappingProxyType(ops))
 
 
 # --------------------------------------------------------------------------------------
@@ -226,21 +216,23 @@ def test_float_conversions_run_where_the_support_table_lists_them() -> None:
 """,
         "%x: tensor<8xf32>",
     )
-    # edge-2tops converts on the host: its support table lists neither kind.
-    target = load_target("edge-2tops")
+    # The Ethos-U presets convert on the host, as Vela leaves a float model's QUANTIZE
+    # to the CPU: their support tables list neither kind.
+    target = load_target("ethos-u55-256")
     assert backend.place(ops["q"], target).reasons == (
-        "quant.qcast (quantize): not in target edge-2tops's support table",
+        "quant.qcast (quantize): not in target ethos-u55-256's support table",
     )
     assert backend.place(ops["d"], target).reasons == (
-        "quant.dcast (dequantize): not in target edge-2tops's support table",
+        "quant.dcast (dequantize): not in target ethos-u55-256's support table",
     )
-    # A target whose vector unit converts runs both there, even without fp16.
-    converting = with_ops(
-        load_target("npu-demo"), quantize=OpSupport("quantize"), dequantize=OpSupport("dequantize")
-    )
-    assert not converting.data_types.fp16
-    for name in ("q", "d"):
-        assert backend.place(ops[name], converting).device == "npu"
+    # npu-demo's and edge-2tops's vector units convert, even without fp16.
+    for preset in ("npu-demo", "edge-2tops"):
+        converting = load_target(preset)
+        for name in ("q", "d"):
+            assert backend.place(ops[name], converting).device == "npu"
+    assert not load_target("npu-demo").data_types.fp16
+    without = with_ops(load_target("npu-demo"), quantize=None, dequantize=None)
+    assert backend.place(ops["q"], without).device == "cpu"
 
 
 def test_marks_decide_over_the_table() -> None:

@@ -27,6 +27,9 @@ from irc.driver.pipeline import CompileOptions, compile_model
 from irc.ir.context import make_context
 from irc.ir.io import PrintOptions, module_to_string, parse_module
 from irc.ir.weights import WeightsMode
+from irc.targets import load_target
+from irc.targets.render import target_toml
+from irc.testing.targets import host_casts
 
 ROOT = Path(__file__).resolve().parent.parent
 DIGITS = ROOT / "models" / "digits" / "digits_cnn.onnx"
@@ -35,8 +38,18 @@ CALIBRATION = ROOT / "models" / "digits" / "digits_calibration.npz"
 
 @pytest.fixture(scope="module")
 def digits():
-    """The digits CNN compiled end to end (int8, npu-demo)."""
+    """The digits CNN compiled end to end (int8, npu-demo): every layer on the NPU, the
+    image's quantize and the logits' dequantize included."""
     return compile_model(DIGITS, CompileOptions(calibration_data=CALIBRATION))
+
+
+@pytest.fixture(scope="module")
+def digits_host_casts(tmp_path_factory: pytest.TempPathFactory):
+    """The digits CNN on npu-demo without quantize and dequantize: host calls convert
+    the image and the logits."""
+    path = tmp_path_factory.mktemp("target") / "npu-demo-host-casts.toml"
+    path.write_text(target_toml(host_casts(load_target("npu-demo"))))
+    return compile_model(DIGITS, CompileOptions(calibration_data=CALIBRATION, target=str(path)))
 
 
 def write(files: dict[str, bytes], directory: Path) -> Path:
@@ -61,10 +74,13 @@ def round_trip(module: ModuleOp) -> ModuleOp:
 # The bytecode
 
 
-def test_command_stream_round_trips(digits) -> None:
+def test_command_stream_round_trips(digits, digits_host_casts) -> None:
     decoded = round_trip(digits.module)
     names = {op.name for op in decoded.walk()}
-    assert {"npu.dma", "npu.conv", "npu.signal", "npu.wait", "npu.host_call"} <= names
+    assert {"npu.dma", "npu.conv", "npu.signal", "npu.wait", "npu.quantize"} <= names
+    assert "npu.host_call" not in names
+    decoded = round_trip(digits_host_casts.module)
+    assert "npu.host_call" in {op.name for op in decoded.walk()}
 
 
 def test_every_level_round_trips(tmp_path: Path) -> None:
@@ -171,11 +187,16 @@ def test_same_input_gives_byte_identical_packages(digits) -> None:
         assert again.files[name] == content, name
 
 
-def test_manifest_describes_the_model(digits) -> None:
+def test_manifest_describes_the_model(digits, digits_host_casts) -> None:
+    # npu-demo's NPU takes the float image and gives float logits itself.
+    npu_manifest = json.loads(digits.files[MANIFEST])
+    assert all("npu_quantization" not in entry for entry in npu_manifest["inputs"])
+    assert npu_manifest["stream"]["host_calls"] == 0
+    digits = digits_host_casts
     manifest = json.loads(digits.files[MANIFEST])
     assert manifest["format"] == "irc-package" and manifest["version"] == 2
     assert manifest["compiler"]["name"] == "irc"
-    assert manifest["target"] == {"name": "npu-demo", "file": TARGET}
+    assert manifest["target"]["name"] == "npu-demo" and manifest["target"]["file"] == TARGET
     assert manifest["options"]["quantize"] == "int8"
     assert manifest["options"]["opt_level"] == 2
     assert "lower-to-npu" in manifest["pipeline"]

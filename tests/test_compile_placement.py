@@ -298,19 +298,19 @@ def test_irc_opt_runs_the_compile_s_pipeline_to_the_same_command_stream(
 
 
 def test_a_float_models_input_and_output_convert_on_the_vector_unit(tmp_path: Path) -> None:
-    """On a target that lists quantize and dequantize, the digits CNN's float image is
-    quantized and its logits dequantized by `npu.quantize`/`npu.dequantize`: nothing
-    runs on the host, the host is no longer the busiest engine, and the results are
-    the integer reference's, bit for bit."""
+    """npu-demo lists quantize and dequantize: the digits CNN's float image is quantized
+    and its logits dequantized by `npu.quantize`/`npu.dequantize`: nothing runs on the
+    host, the host is not the busiest engine, the package is more than twice as fast as
+    with host casts, and the results are the integer reference's, bit for bit."""
     options = {"calibration_data": DIGITS_CALIBRATION, "partition": "cost"}
-    host_result, _ = compiled(DIGITS, "npu-demo", tmp_path / "host", **options)
-    assert {op.op for op in host_result.partition.cpu_ops} >= {"quant.qcast", "quant.dcast"}
     target = target_file(
-        tmp_path / "npu-demo-casts.toml",
+        tmp_path / "npu-demo-host-casts.toml",
         "npu-demo",
-        lambda text: text + "\n[ops.quantize]\n[ops.dequantize]\n",
+        lambda text: text.replace("[ops.quantize]\n", "").replace("[ops.dequantize]\n", ""),
     )
-    result, package = compiled(DIGITS, str(target), tmp_path / "npu", **options)
+    host_result, _ = compiled(DIGITS, str(target), tmp_path / "host", **options)
+    assert {op.op for op in host_result.partition.cpu_ops} >= {"quant.qcast", "quant.dcast"}
+    result, package = compiled(DIGITS, "npu-demo", tmp_path / "npu", **options)
     assert result.partition.cpu_ops == [] and result.partition.cpu_macs == 0
     simulation = result.simulation
     assert simulation.utilisation("host") == 0

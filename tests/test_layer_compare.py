@@ -13,6 +13,9 @@ from irc.diagnostics import Location
 from irc.driver.compare import CompiledLevels, compare_layers, compile_levels
 from irc.driver.pipeline import CompileOptions
 from irc.interp.tile import RequantizeTile
+from irc.targets import load_target
+from irc.targets.render import target_toml
+from irc.testing.targets import host_casts
 from irc.tools.run import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,9 +72,27 @@ def test_every_layer_of_the_digits_cnn_matches(
         assert layer.cosine is not None and layer.cosine > 0.999, layer.name
         assert layer.max_steps is not None and layer.max_steps < 4, layer.name
         assert set(layer.arrays) == {"float", "int8", "npu"}
-    assert {layer.device for layer in comparison.layers} == {"npu", "host"}
+    # npu-demo quantizes the image on its vector unit: the first layer is the NPU's too
+    # (a host layer: test_a_layer_the_host_computes_is_compared_too).
+    assert {layer.device for layer in comparison.layers} == {"npu"}
     assert comparison.widest_gap() is not None
     assert "bit-exactly on all 6 layers" in comparison.format_text()
+
+
+def test_a_layer_the_host_computes_is_compared_too(
+    tmp_path_factory: pytest.TempPathFactory, image: dict[str, np.ndarray]
+) -> None:
+    """On npu-demo without quantize on its vector unit the host quantizes the image: the
+    host call's result is the first layer, compared like the NPU's."""
+    target = tmp_path_factory.mktemp("target") / "host-casts.toml"
+    target.write_text(target_toml(host_casts(load_target("npu-demo"))))
+    options = CompileOptions(calibration_data=CALIBRATION, target=str(target))
+    comparison = compare_layers(compile_levels(DIGITS, options), image)
+    first = comparison.layers[0]
+    assert (first.name, first.op, first.device) == ("arg:image", "quant.qcast", "host")
+    # (the cost model keeps the classifier on the host with the logits' dequantize.)
+    assert [layer.device for layer in comparison.layers][1:] == ["npu"] * 4 + ["host"]
+    assert comparison.matches and all(layer.exact == 1.0 for layer in comparison.layers)
 
 
 def test_a_fault_in_one_layer_is_named_first(

@@ -893,6 +893,75 @@ def test_elementwise_with_remainders(
     assert result.count(rf"tile\.{name} ") == expected
 
 
+def _softmax_program(input_type: str, output_type: str, tile: Sequence[int] | None) -> str:
+    props = scheme.softmax_parameters(_element(input_type), _element(output_type))
+    body = (
+        f"  %y = qnn.softmax %x {{multiplier = {props['multiplier']}, shift = "
+        f"{props['shift']}, table = {props['table']}{force(tile)}}} : ({input_type}) -> "
+        f"{output_type}"
+    )
+    return program([("x", input_type)], body, [("y", output_type)])
+
+
+@pytest.mark.parametrize(
+    ("signed", "tile", "boxes"),
+    [
+        (True, None, None),
+        (False, None, None),
+        # A forced tile of 8 channels: a softmax's tiles hold whole rows, so 20.
+        (True, (4, 1, 8, 1), (1, 1, 4, 20)),
+    ],
+)
+def test_a_softmax_runs_on_whole_rows_bit_exactly(
+    signed: bool, tile: tuple[int, ...] | None, boxes: tuple[int, ...] | None
+) -> None:
+    """qnn.softmax over the last axis: tiles of whole rows, the exp table in SRAM once,
+    and the tile level's integers exactly the reference's."""
+    rng = np.random.default_rng(23)
+    shape = ELEMENTWISE_SHAPE
+    if signed:
+        x_type, x = qtype(shape, 0.06, 3), int8(rng, shape)
+    else:
+        x_type, x = qtype(shape, 0.04, 128, signed=False), uint8(rng, shape)
+    y_type = qtype(shape, 1 / 255, -128)
+    result = lower(_softmax_program(x_type, y_type, tile), [x], distinct=30)
+    assert result.stats.layers == {"qnn.softmax": 1}
+    assert not result.qnn_ops
+    assert result.count(r"tile\.softmax ") >= 1
+    assert re.search(r"memref<256xi16, \"sram\">", result.text)
+    if boxes is not None:
+        assert result.count(r"tile\.softmax ") == bodies(shape, boxes)
+        assert re.findall(r"tile\.softmax [^\n]*: memref<(\d+)x(\d+)x", result.text)
+    for sizes in re.findall(r"tile\.softmax [^\n]*: memref<([0-9x]+)xi8", result.text):
+        assert sizes.split("x")[-1] == "20", sizes  # whole rows
+
+
+@pytest.mark.parametrize("tile", [None, (2, 1, 8, 1)])
+def test_a_layer_norm_runs_on_whole_rows_bit_exactly(tile: tuple[int, ...] | None) -> None:
+    """qnn.layer_norm over the last axis: tiles of whole rows (a forced tile of 8
+    channels gets all 20), its (weight, bias) pairs in SRAM, the tile level's integers
+    exactly the reference's."""
+    rng = np.random.default_rng(29)
+    shape = ELEMENTWISE_SHAPE
+    x_type, y_type = qtype(shape, 0.05, 3), qtype(shape, 4 / 255, -2)
+    props = scheme.layer_norm_parameters(
+        _element(x_type),
+        _element(y_type),
+        rng.uniform(0.5, 1.5, shape[-1]),
+        rng.uniform(-0.2, 0.2, shape[-1]),
+        1e-5,
+    )
+    entries = ", ".join(f"{key} = {value}" for key, value in sorted(props.items()))
+    body = f"  %y = qnn.layer_norm %x {{{entries}{force(tile)}}} : ({x_type}) -> {y_type}"
+    text = program([("x", x_type)], body, [("y", y_type)])
+    result = lower(text, [int8(rng, shape)], distinct=30)
+    assert result.stats.layers == {"qnn.layer_norm": 1}
+    assert not result.qnn_ops
+    assert re.search(r'memref<20x2xi32, "sram">', result.text)
+    sizes = re.findall(r"tile\.layer_norm [^\n]*: memref<([0-9x]+)xi8", result.text)
+    assert sizes and all(size.split("x")[-1] == "20" for size in sizes)
+
+
 def test_a_broadcasting_add_is_tiled() -> None:
     """A per-channel operand [1, 1, 1, C]: its box is one pixel of the output box's
     channels, broadcast by tile.add."""

@@ -368,3 +368,187 @@ def test_lut_of_unsigned_input() -> None:
     table = scheme.build_lut(lambda x: np.maximum(x, 0), input_element, output_element)
     assert table[:129].tolist() == [0] * 129  # stored 0..128 are <= 0
     assert table[129:].tolist() == list(range(1, 128))
+
+
+# --------------------------------------------------------------------------------------
+# The integer softmax
+
+
+def softmax_reference(row: list[int], table: list[int], multiplier: int, shift: int) -> list[int]:
+    """fixed_point.softmax of one row, step by step in Python ints (its docstring)."""
+    exps = [table[max(row) - value] for value in row]
+    total = sum(exps)
+    bits = total.bit_length()
+    reciprocal = (1 << (bits + 15)) // total
+    probabilities = [(e * reciprocal + (1 << (bits - 1))) >> bits for e in exps]
+    return [exact_multiply(p, multiplier, shift) for p in probabilities]
+
+
+def _softmax_case(signed: bool, input_scale: float, output_scale: float, output_zero: int):
+    input_element = UniformQuantizedType.make(input_scale, 0, signed=signed)
+    output_element = UniformQuantizedType.make(output_scale, output_zero, signed=True)
+    parameters = scheme.softmax_parameters(input_element, output_element)
+    return input_element, output_element, parameters
+
+
+@pytest.mark.parametrize("length", [1, 3, 16, 257])
+@pytest.mark.parametrize("signed", [True, False])
+def test_softmax_is_its_documented_integer_steps(length: int, signed: bool) -> None:
+    _, _, parameters = _softmax_case(signed, 0.07, 1 / 255, -128)
+    table, multiplier, shift = parameters["table"], parameters["multiplier"], parameters["shift"]
+    low, high = (-128, 127) if signed else (0, 255)
+    rows = RNG.integers(low, high + 1, (40, length))
+    rows[0] = low  # a uniform row
+    got = fixed_point.softmax(rows, np.array(table), multiplier, shift, -128, -128, 127)
+    for row, values in zip(rows.tolist(), got.tolist()):
+        expected = softmax_reference(row, table, multiplier, shift)
+        assert values == [min(127, max(-128, value - 128)) for value in expected]
+
+
+@pytest.mark.parametrize(
+    ("signed", "input_scale", "output_scale", "output_zero", "length"),
+    [
+        (True, 0.05, 1 / 255, -128, 16),  # attention scores over 16 tokens
+        (True, 0.2, 1 / 256, -128, 10),  # logits of a classifier (TFLite's output type)
+        (True, 0.02, 0.3 / 255, -128, 64),  # a calibrated range below 1
+        (False, 0.1, 1 / 255, -128, 1000),  # a long row of uint8
+    ],
+)
+def test_softmax_is_within_one_step_of_the_float_softmax(
+    signed: bool, input_scale: float, output_scale: float, output_zero: int, length: int
+) -> None:
+    """Against softmax of the dequantized input in float64, quantized to the output:
+    never more than one step off, and almost always exact."""
+    input_element, _, parameters = _softmax_case(signed, input_scale, output_scale, output_zero)
+    low, high = (-128, 127) if signed else (0, 255)
+    stored = RNG.integers(low, high + 1, (500, length))
+    got = fixed_point.softmax(
+        stored,
+        np.array(parameters["table"]),
+        parameters["multiplier"],
+        parameters["shift"],
+        output_zero,
+        -128,
+        127,
+    )
+    real = dequantize(stored.astype(np.int8 if signed else np.uint8), input_element)
+    exps = np.exp(real.astype(np.float64) - real.max(axis=-1, keepdims=True))
+    probabilities = exps / exps.sum(axis=-1, keepdims=True)
+    expected = np.clip(np.rint(probabilities / output_scale) + output_zero, -128, 127)
+    difference = np.abs(got - expected)
+    assert difference.max() <= 1
+    assert np.mean(difference == 0) >= 0.99
+
+
+def test_softmax_of_one_element_or_equal_elements() -> None:
+    """One element is certain (1.0, saturated to the type's largest value); n equal
+    elements share it evenly."""
+    _, _, parameters = _softmax_case(True, 0.1, 1 / 256, -128)
+    table = np.array(parameters["table"])
+    multiplier, shift = parameters["multiplier"], parameters["shift"]
+    one = fixed_point.softmax(np.array([[5]]), table, multiplier, shift, -128, -128, 127)
+    assert one.tolist() == [[127]]
+    even = fixed_point.softmax(np.full((1, 8), -3), table, multiplier, shift, -128, -128, 127)
+    assert even.tolist() == [[256 // 8 - 128] * 8]  # 1/8 = 32 steps of 1/256
+
+
+def test_softmax_table_is_the_same_on_every_cpu() -> None:
+    """The table comes from math.exp (libm), not numpy's vectorised exp, whose last
+    bit depends on the CPU's SIMD path: its entries are fixed integers."""
+    _, _, parameters = _softmax_case(True, 0.1, 1 / 256, -128)
+    assert parameters["table"][:6] == [32767, 29649, 26827, 24274, 21964, 19874]
+    assert parameters["table"][-1] == 0 and len(parameters["table"]) == 256
+
+
+# --------------------------------------------------------------------------------------
+# The integer layer normalization
+
+
+def layer_norm_reference(row: list[int], zero_point: int, parameters: dict) -> list[int]:
+    """fixed_point.layer_norm of one row, step by step in Python ints (its docstring)."""
+    from math import isqrt
+
+    centred = [value - zero_point for value in row]
+    count, first = len(row), sum(centred)
+    second = sum(c * c for c in centred)
+    spread = count * second - first * first + parameters["epsilon_term"]
+    root = isqrt(spread << 16)
+    out = []
+    for c, weight, bias in zip(centred, parameters["weights"], parameters["biases"]):
+        d = count * c - first
+        if root == 0:
+            z = 0
+        else:
+            magnitude = (2 * (abs(d) << 19) + root) // (2 * root)
+            z = magnitude if d >= 0 else -magnitude
+        out.append(exact_multiply(z * weight + bias, parameters["multiplier"], parameters["shift"]))
+    return out
+
+
+def _layer_norm_case(length: int, input_scale: float, output_scale: float, epsilon: float = 1e-5):
+    rng = np.random.default_rng(length)
+    input_element = UniformQuantizedType.make(input_scale, 3, signed=True)
+    output_element = UniformQuantizedType.make(output_scale, -2, signed=True)
+    gamma, beta = rng.uniform(0.3, 2.5, length), rng.uniform(-0.5, 0.5, length)
+    parameters = scheme.layer_norm_parameters(input_element, output_element, gamma, beta, epsilon)
+    return input_element, gamma, beta, parameters
+
+
+def _run_layer_norm(stored: np.ndarray, parameters: dict) -> np.ndarray:
+    return fixed_point.layer_norm(
+        stored,
+        3,
+        parameters["epsilon_term"],
+        np.array(parameters["weights"]),
+        np.array(parameters["biases"]),
+        parameters["multiplier"],
+        parameters["shift"],
+        -2,
+        -128,
+        127,
+    )
+
+
+@pytest.mark.parametrize("length", [1, 5, 32, 300])
+def test_layer_norm_is_its_documented_integer_steps(length: int) -> None:
+    _, _, _, parameters = _layer_norm_case(length, 0.05, 4 / 255)
+    rows = RNG.integers(-128, 128, (30, length))
+    rows[0] = 7  # a constant row: only epsilon keeps the spread above 0
+    got = _run_layer_norm(rows, parameters)
+    for row, values in zip(rows.tolist(), got.tolist()):
+        expected = layer_norm_reference(row, 3, parameters)
+        assert values == [min(127, max(-128, value - 2)) for value in expected]
+    # Without epsilon a constant row normalizes to 0: the output is beta alone.
+    no_epsilon = dict(parameters, epsilon_term=0)
+    flat = _run_layer_norm(np.full((1, length), 7), no_epsilon)
+    assert flat.tolist() == [
+        [min(127, max(-128, b - 2)) for b in layer_norm_reference([7] * length, 3, no_epsilon)]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("length", "input_scale", "output_scale"),
+    [(32, 0.05, 4 / 255), (768, 0.02, 6 / 255), (16, 0.1, 3 / 255)],
+)
+def test_layer_norm_is_within_one_step_of_the_float_layer_norm(
+    length: int, input_scale: float, output_scale: float
+) -> None:
+    """Against layer norm of the dequantized input in float64 (ONNX's definition),
+    quantized to the output: never more than one step off, and mostly exact."""
+    input_element, gamma, beta, parameters = _layer_norm_case(length, input_scale, output_scale)
+    stored = RNG.integers(-128, 128, (300, length))
+    got = _run_layer_norm(stored, parameters)
+    real = dequantize(stored.astype(np.int8), input_element).astype(np.float64)
+    mean = real.mean(axis=-1, keepdims=True)
+    normalized = (real - mean) / np.sqrt(real.var(axis=-1, keepdims=True) + 1e-5)
+    expected = np.clip(np.rint((normalized * gamma + beta) / output_scale) - 2, -128, 127)
+    difference = np.abs(got - expected)
+    assert difference.max() <= 1
+    assert np.mean(difference == 0) >= 0.97
+
+
+def test_integer_sqrt_is_exact_where_float64_rounds() -> None:
+    values = np.array([0, 1, 2, 3, 4, (1 << 52) + 1, (1 << 62) - 1, (3037000499**2) - 1])
+    from math import isqrt
+
+    assert fixed_point.integer_sqrt(values).tolist() == [isqrt(int(v)) for v in values]

@@ -26,6 +26,9 @@ from irc.driver.report import (
     write_reports,
 )
 from irc.fileio import StagedOutputs
+from irc.targets import load_target
+from irc.targets.render import target_toml
+from irc.testing.targets import host_casts
 
 ROOT = Path(__file__).resolve().parent.parent
 DIGITS = ROOT / "models" / "digits" / "digits_cnn.onnx"
@@ -35,9 +38,27 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def digits() -> CompileResult:
-    """The digits CNN with every layer npu-demo takes on its NPU (partition by support:
-    the cost model would keep one more on the host, test_cost_mode_reports_its_moves)."""
+    """The digits CNN with every layer npu-demo takes on its NPU (partition by support),
+    the float image's quantize and the logits' dequantize included."""
     return compile_model(DIGITS, CompileOptions(calibration_data=CALIBRATION, partition="support"))
+
+
+@pytest.fixture(scope="module")
+def host_casts_target(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """npu-demo as a target file without quantize and dequantize: the host converts the
+    float image and the logits, in host calls."""
+    path = tmp_path_factory.mktemp("target") / "npu-demo-host-casts.toml"
+    path.write_text(target_toml(host_casts(load_target("npu-demo"))))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def digits_host_casts(host_casts_target: str) -> CompileResult:
+    """The digits CNN on `host_casts_target`, every other layer on the NPU."""
+    options = CompileOptions(
+        calibration_data=CALIBRATION, partition="support", target=host_casts_target
+    )
+    return compile_model(DIGITS, options)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +103,7 @@ def test_summary_has_the_compiles_numbers(digits: CompileResult) -> None:
     partition = digits.partition
     assert f"NPU          {len(partition.npu_layers)} layers, {partition.npu_macs:,} MACs" in text
     assert f"CPU          {len(partition.cpu_ops)} ops" in text
-    assert "quant.qcast, quant.dcast" in text
+    assert not partition.cpu_ops  # npu-demo's vector unit converts the image and logits
     cosine, sqnr = digits.output_metrics["logits"]
     assert f"logits: cosine {cosine:.5f}, SQNR {sqnr:.1f} dB" in text
     assert f"MAC array {simulation.mac_utilisation:.1%}" in text
@@ -108,7 +129,17 @@ def test_report_md_has_a_row_per_layer(digits: CompileResult, tmp_path: Path) ->
     header, rows = table[0], {row[0].strip("`"): row for row in table[1:]}
     column = {name: index for index, name in enumerate(header)}
     assert digits.tiling is not None and digits.errors is not None
-    assert len(digits.tiling.plans) == 5
+    # The image's quantize, three convs, the max pool cascaded with the last, the
+    # classifier, the logits' dequantize.
+    assert [plan.layer.op for plan in digits.tiling.plans] == [
+        "quant.qcast",
+        "qnn.conv",
+        "qnn.conv",
+        "qnn.max_pool",
+        "qnn.conv",
+        "qnn.gemm",
+        "quant.dcast",
+    ]
     for plan in digits.tiling.plans:
         row = rows[plan.layer.name]
         figures = digits.simulation.layers[plan.layer.name]
@@ -121,20 +152,19 @@ def test_report_md_has_a_row_per_layer(digits: CompileResult, tmp_path: Path) ->
         assert row[column["DDR read"]] == f"{figures.ddr_read:,}"
         assert row[column["SRAM"]] == f"{plan.sram_bytes:,}"
         tensor = digits.errors.get(f"{plan.layer.name}#0")
-        assert tensor is not None
-        assert row[column["cosine"]] == f"{tensor.cosine:.5f}"
-    # The host function quantizing the input has no plan and no error: dashes.
-    host = rows["main_graph"]
-    assert host[column["op"]] == "quant.qcast"
-    assert host[column["bound"]] == host[column["cosine"]] == "—"
-    assert host[column["cycles"]] == f"{digits.simulation.layers['main_graph'].cycles:,}"
+        if plan.layer.op.startswith("quant."):
+            # A cast's output is the float input's int8 form, or a float: no error of
+            # its own (the input's is in the quantization section).
+            assert tensor is None and row[column["cosine"]] == "—"
+        else:
+            assert tensor is not None
+            assert row[column["cosine"]] == f"{tensor.cosine:.5f}"
     # Program order: the stream's.
     assert [name.strip("`") for name, *_ in table[1:]] == list(digits.simulation.layers)
     # The other sections, with numbers from the result.
     assert "## Where the cycles go" in markdown
     assert f"One inference takes **{digits.simulation.cycles:,} cycles**" in markdown
-    partition = _table_after(markdown, "## Partition")
-    assert [row[1] for row in partition[1:]] == ["quant.qcast", "quant.dcast"]
+    assert "Nothing runs on the host CPU." in markdown.split("## Partition", 1)[1]
     worst = _table_after(markdown, "## Quantization")
     assert worst[1][0] == "`logits`"
     memory = markdown.split("## Memory", 1)[1].split("## ", 1)[0].replace(",", "").replace("|", " ")
@@ -144,6 +174,27 @@ def test_report_md_has_a_row_per_layer(digits: CompileResult, tmp_path: Path) ->
     assert f"[{LAYERS_CSV}]({LAYERS_CSV})" in markdown
     assert f"![The engines over the run]({TIMELINE_PNG})" in markdown
     assert str(tmp_path) not in markdown
+
+
+def test_host_calls_have_rows_with_dashes(digits_host_casts: CompileResult, tmp_path: Path) -> None:
+    """On a target without quantize and dequantize the host converts the image and the
+    logits: their host calls are rows without a plan or an error, and the partition
+    section lists them."""
+    result = digits_host_casts
+    assert [op.op for op in result.partition.cpu_ops] == ["quant.qcast", "quant.dcast"]
+    assert "CPU          2 ops, 0 MACs (0.0%): quant.qcast, quant.dcast" in summary_text(result)
+    _write(result, tmp_path)
+    markdown = (tmp_path / REPORT_MD).read_text()
+    table = _table_after(markdown, "## Layers")
+    header, rows = table[0], {row[0].strip("`"): row for row in table[1:]}
+    column = {name: index for index, name in enumerate(header)}
+    host = rows["arg:image/quantize"]
+    assert host[column["op"]] == "quant.qcast"
+    assert host[column["bound"]] == host[column["cosine"]] == "—"
+    figures = result.simulation.layers["arg:image/quantize"]
+    assert host[column["cycles"]] == f"{figures.cycles:,}" and figures.busy["host"] > 0
+    partition = _table_after(markdown, "## Partition")
+    assert [row[1] for row in partition[1:]] == ["quant.qcast", "quant.dcast"]
 
 
 def test_layers_csv_adds_up_to_the_run(digits: CompileResult, tmp_path: Path) -> None:
@@ -230,11 +281,16 @@ def test_a_failed_write_leaves_no_report(digits: CompileResult, tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_cost_mode_reports_its_moves(digits: CompileResult) -> None:
-    """irc-compile's default: the cost model keeps the classifier's small gemm, whose
-    weights would stream from npu-demo's 1 GB/s DDR, on the host; it says what that
-    saves, and the package is faster for it."""
-    cost = compile_model(DIGITS, CompileOptions(calibration_data=CALIBRATION))
+def test_cost_mode_reports_its_moves(
+    digits_host_casts: CompileResult, host_casts_target: str
+) -> None:
+    """irc-compile's default: where the host converts the logits anyway, the cost model
+    keeps the classifier's small gemm, whose weights would stream from npu-demo's
+    1 GB/s DDR, on the host with them; it says what that saves, and the package is
+    faster for it."""
+    digits = digits_host_casts
+    options = CompileOptions(calibration_data=CALIBRATION, target=host_casts_target)
+    cost = compile_model(DIGITS, options)
     assert cost.options.partition == "cost"
     moved = [op for op in cost.partition.cpu_ops if "cost model" in op.reason]
     assert [(op.layer, op.op) for op in moved] == [

@@ -120,7 +120,8 @@ def test_step_by_step_api(digits_package: Path) -> None:
         ("image", (1, 1, 8, 8), np.dtype("float32"))
     ]
     assert [(t.name, t.shape) for t in session.outputs] == [("logits", (1, 10))]
-    assert session.inputs[0].npu_quantization["storage"] == "i8"
+    # npu-demo's vector unit quantizes the float image itself: the NPU reads float32.
+    assert session.inputs[0].npu_quantization is None
     (image,) = images(1)
     session.set_input(0, image)
     assert session.run() is None
@@ -186,7 +187,6 @@ def test_streaming_runs_every_frame_exactly(digits_package: Path) -> None:
     busy = dict(session.report.total.busy)
     host = busy.pop("host")
     assert timing.total_cycles >= max(5 * max(busy.values()), -(-5 // HOST_LANES) * host)
-    assert timing.total_cycles < 5 * single  # the host's conversions overlap the NPU
     clock = session.package.target.mac_array.clock_hz
     assert timing.fps == pytest.approx(5 / (timing.total_cycles / clock))
     assert "FPS" in streamed.summary()

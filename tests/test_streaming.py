@@ -51,6 +51,7 @@ from irc.sim.streaming import (
 from irc.stream.scoreboard import View
 from irc.targets import Target, using_target
 from irc.testing.quantized import quantize_with_irc
+from irc.testing.targets import host_casts
 
 HEADER = (
     "func.func @main(%x: tensor<1x12x12x16xi8>) -> tensor<1x7x7x16xi8> attributes "
@@ -229,15 +230,20 @@ def conv_28x28() -> ModuleOp:
     return compile_to_npu(program([("x", x_type)], layer.lines, [("y", layer.output_type)]))
 
 
+HOST_CASTS = host_casts(NPU_DEMO)
+"""npu-demo without quantize and dequantize on its vector unit: host calls convert a
+float model's input and output (the same machine, so `loaded` keeps NPU_DEMO)."""
+
+
 def digits_cnn() -> ModuleOp:
-    """The trained digits CNN quantized by irc, compiled for npu-demo: host calls
-    convert its float input and output."""
+    """The trained digits CNN quantized by irc, compiled for npu-demo with its casts on
+    the host (`HOST_CASTS`): host calls convert its float input and output."""
     data = np.load(DIGITS / "digits_calibration.npz")
     model = onnx.load(DIGITS / "digits_cnn.onnx")
     name = model.graph.input[0].name
     samples = [{name: data["image"][index : index + 1]} for index in range(4)]
     module = quantize_with_irc(model, samples)
-    with using_target(NPU_DEMO), collect_diagnostics():
+    with using_target(HOST_CASTS), collect_diagnostics():
         for module_pass in parse_pipeline("plan-tiles,lower-to-tile,lower-to-npu"):
             module_pass.apply(make_context(), module)
     return module

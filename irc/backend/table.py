@@ -39,9 +39,11 @@ from irc.backend.vector import (
     emit_float_binary,
     emit_float_clamp,
     emit_mul,
+    lower_layer_norm,
     lower_lut,
     lower_pool,
     lower_requantize,
+    lower_softmax,
     lower_with,
     lut_key,
     pool_layer,
@@ -75,7 +77,12 @@ TRANSPOSE = CommandSpec(
 LUT = CommandSpec(
     tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
 )
-
+SOFTMAX = CommandSpec(  # three passes: the maximum, the exps and their sum, the division
+    tile.SoftmaxOp, npu.SoftmaxOp, "vector", lambda op: ([op.input, op.table], [op.output], 3)
+)
+LAYER_NORM = CommandSpec(  # four passes: the two sums, z, the weights and requantization
+    tile.LayerNormOp, npu.LayerNormOp, "vector", lambda op: ([op.input, op.params], [op.output], 4)
+)
 QUANTIZE = CommandSpec(
     tile.QuantizeOp, npu.QuantizeOp, "vector", lambda op: ([op.input], [op.output], 1)
 )
@@ -85,7 +92,7 @@ DEQUANTIZE = CommandSpec(
 
 COMMANDS = (
     CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, LUT,
-    QUANTIZE, DEQUANTIZE,
+    SOFTMAX, LAYER_NORM, QUANTIZE, DEQUANTIZE,
 )  # fmt: skip
 """Every tile compute op that becomes a command (copies become `npu.dma`s: the stream
 lowering's own, irc/stream/lowering.py)."""
@@ -267,6 +274,26 @@ ENTRIES: tuple[Entry, ...] = (
         in_place=True,
         commands=(LUT,),
         support_key=lut_key,
+    ),
+    Entry(
+        "softmax",
+        (qnn.SoftmaxOp,),
+        "int8 softmax of whole rows of the last axis: the 256-entry i16 exp table, an "
+        "integer sum and reciprocal, three passes of the vector unit",
+        layer=elementwise_op_layer,
+        lower=lower_softmax,
+        in_place=True,
+        commands=(SOFTMAX,),
+    ),
+    Entry(
+        "layer_norm",
+        (qnn.LayerNormOp,),
+        "int8 layer normalization of whole rows of the last axis: integer sums, an "
+        "integer square root, gamma and beta as per-channel weights, four passes",
+        layer=elementwise_op_layer,
+        lower=lower_layer_norm,
+        in_place=True,
+        commands=(LAYER_NORM,),
     ),
     Entry(
         "requantize",

@@ -13,8 +13,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import f32, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import f32, i16, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.backend.mac import channels_last, float_activation, mixed_types
 from irc.dialects import nn, qnn, quant, tile
@@ -197,12 +197,15 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
     channels = result[-1]
     rows = math.prod(result[:-1])
     props = op.props()  # type: ignore[attr-defined]
-    per_channel = isinstance(op, qnn.RequantizeOp) and (
-        props.int("axis") is not None and len(props.ints("multiplier") or []) > 1
+    per_channel = isinstance(op, qnn.LayerNormOp) or (
+        isinstance(op, qnn.RequantizeOp)
+        and (props.int("axis") is not None and len(props.ints("multiplier") or []) > 1)
     )
     table_bytes = 0
     if isinstance(op, qnn.LutOp):
         table_bytes = LUT_ENTRIES
+    elif isinstance(op, qnn.SoftmaxOp):
+        table_bytes = 2 * LUT_ENTRIES  # i16 exps
     elif isinstance(op, qnn.RequantizeOp) and not per_channel:
         table_bytes = REQUANT_PAIR_BYTES
     return Layer(
@@ -224,6 +227,7 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
         in_bytes=element_bytes(op.operands[0].type),
         out_bytes=element_bytes(op.results[0].type),
         quantized=quantized_element(op.results[0].type) is not None,
+        whole_channels=isinstance(op, qnn.SoftmaxOp | qnn.LayerNormOp),
     )
 
 
@@ -259,11 +263,13 @@ def lower_elementwise(
     emit: Emit,
     table: np.ndarray | None = None,
     params: np.ndarray | None = None,
+    table_element: Attribute | None = None,
 ) -> None:
     """The loop nest of an elementwise op: each output box, its operands' boxes (an
     operand that broadcasts has a size of 1 where its shape does), `emit` computing
-    the output tile; a lookup `table` or requantization `params` are loaded once (or
-    per channel tile, for per-channel parameters)."""
+    the output tile; a lookup `table` (of the output's element type, or
+    `table_element`) or requantization `params` are loaded once (or per channel tile,
+    for per-channel parameters)."""
     result = op.results[0]
     shape = list(tensor_shape(result)) or [1]
     inputs = list(op.operands)
@@ -277,8 +283,9 @@ def lower_elementwise(
     target = storage_as(lowering, result, shape)
     table_storage: Storage | None = None
     params_storage: Storage | None = None
+    table_type = table_element or output_element
     if table is not None:
-        buffer = lowering.constant_buffer(table, output_element)
+        buffer = lowering.constant_buffer(table, table_type)
         table_storage = Storage(buffer, (0,), (table.size,))
     if params is not None:
         buffer = lowering.constant_buffer(params, i32)
@@ -289,7 +296,7 @@ def lower_elementwise(
 
     def load_table(bounds: Bounds) -> None:
         assert table_storage is not None
-        buffer = b.sram("parameters", list(table_storage.shape), output_element)
+        buffer = b.sram("parameters", list(table_storage.shape), table_type)
         b.load(table_storage, [0], buffer)
         state["table"] = buffer
 
@@ -398,6 +405,40 @@ def emit_lut(
     b.em.add(create(tile.LutOp, [tiles[0], state["table"], out]))
 
 
+def emit_softmax(
+    b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
+) -> None:
+    # qnn.softmax: whole rows through the exp table, summed and normalized
+    props = op.props()  # type: ignore[attr-defined]
+    b.em.add(
+        create(
+            tile.SoftmaxOp,
+            [tiles[0], state["table"], out],
+            multiplier=props.int("multiplier"),
+            shift=props.int("shift"),
+            output_zero_point=zero_point_of(op.results[0]) or None,
+        )
+    )
+
+
+def emit_layer_norm(
+    b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
+) -> None:
+    # qnn.layer_norm: whole rows normalized with integer statistics
+    props = op.props()  # type: ignore[attr-defined]
+    b.em.add(
+        create(
+            tile.LayerNormOp,
+            [tiles[0], state["params"], out],
+            input_zero_point=zero_point_of(op.operands[0]) or None,
+            epsilon_term=props.int("epsilon_term") or None,
+            multiplier=props.int("multiplier"),
+            shift=props.int("shift"),
+            output_zero_point=zero_point_of(op.results[0]) or None,
+        )
+    )
+
+
 def emit_requantize(
     b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
 ) -> None:
@@ -464,6 +505,24 @@ def lower_lut(lowering: FunctionLowering, op: Operation) -> None:
     element = buffer_element(op.results[0])
     dtype = np.uint8 if tile.storage_range(element)[0] == 0 else np.int8
     lower_elementwise(lowering, op, emit_lut, table=entries.astype(dtype))
+
+
+def lower_softmax(lowering: FunctionLowering, op: Operation) -> None:
+    """A softmax: its i16 exp table loaded into SRAM once, then every tile of whole
+    rows normalized."""
+    entries = np.asarray(op.props().ints("table") or [], dtype=np.int16)  # type: ignore[attr-defined]
+    lower_elementwise(lowering, op, emit_softmax, table=entries, table_element=i16)
+
+
+def lower_layer_norm(lowering: FunctionLowering, op: Operation) -> None:
+    """A layer norm: its (weight, bias) pairs loaded into SRAM, then every tile of
+    whole rows normalized."""
+    props = op.props()  # type: ignore[attr-defined]
+    params = np.stack(
+        [np.asarray(props.ints("weights"), np.int32), np.asarray(props.ints("biases"), np.int32)],
+        axis=1,
+    )
+    lower_elementwise(lowering, op, emit_layer_norm, params=params)
 
 
 def lower_requantize(lowering: FunctionLowering, op: Operation) -> None:

@@ -726,6 +726,34 @@ class LutOp(tile.LutFields, _VectorCommand):
 
 
 @irdl_op_definition
+class SoftmaxOp(tile.SoftmaxFields, _VectorCommand):
+    """Softmax over the last axis of an 8-bit SRAM buffer (as `tile.softmax`).
+
+    On the vector unit: three passes of `ceil(channels / lanes)` cycles per row (the
+    maximum; the exps and their sum; the probabilities).
+
+        npu.softmax %in, %table, %out {multiplier = 2139095040, shift = 7, output_zero_point = -128} : memref<16x16xi8, "sram">, memref<256xi16, "sram">, memref<16x16xi8, "sram">
+    """
+
+    name = "npu.softmax"
+
+
+@irdl_op_definition
+class LayerNormOp(tile.LayerNormFields, _VectorCommand):
+    """Layer normalization over the last axis of an 8-bit SRAM buffer (as
+    `tile.layer_norm`).
+
+    On the vector unit: four passes of `ceil(channels / lanes)` cycles per row (the
+    sum and the sum of squares; the normalized values; the weights, biases and
+    requantization).
+
+        npu.layer_norm %in, %params, %out {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2} : memref<16x32xi8, "sram">, memref<32x2xi32, "sram">, memref<16x32xi8, "sram">
+    """
+
+    name = "npu.layer_norm"
+
+
+@irdl_op_definition
 class QuantizeOp(tile.CastFields, _VectorCommand):
     """Quantize an f32 tile to 8 bits (as `tile.quantize`): a model's float input.
 
@@ -925,6 +953,8 @@ NPU = Dialect(
         MulFOp,
         TransposeOp,
         LutOp,
+        SoftmaxOp,
+        LayerNormOp,
         QuantizeOp,
         DequantizeOp,
         HostCallOp,

@@ -686,6 +686,102 @@ class LutOp(QNNOp):
                 )
 
 
+def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
+    """The checks `qnn.softmax` and `qnn.layer_norm` share: 8-bit per-tensor input and
+    result of one shape, a last axis of 1 to `longest` entries, a valid multiplier;
+    the shape."""
+    eight_bit(per_tensor(op.operands[0].type, "the input"), "the input")
+    eight_bit(per_tensor(op.results[0].type, "the result"), "the result")
+    shape = tuple(tensor_type(op.operands[0]).get_shape())
+    check_result_shape(op, shape)
+    if not shape or not 1 <= shape[-1] <= longest:
+        raise fail(f"the last axis must have 1 to {longest} entries, got shape {list(shape)}")
+    multiplier, shift = props.int("multiplier"), props.int("shift")
+    assert multiplier is not None and shift is not None
+    check_multipliers([multiplier], [shift], "'multiplier'")
+    return shape
+
+
+@irdl_op_definition
+class SoftmaxOp(QNNOp):
+    """Softmax of 8-bit values over the last axis, in integers (TFLite/CMSIS-NN style).
+
+    Per row: d = max(x) - x; e = table[d], exp(-s_in * d) in Q15; the integer sum S;
+    the reciprocal R = floor(2^(n + 15) / S) with n = bit_length(S); the probability
+    p = (e * R + 2^(n - 1)) >> n in Q15; out = requantize(p, multiplier, shift) with
+    the result's zero point (irc/ir/fixed_point.py's `softmax`, which documents the
+    ranges). `irc.quantize.scheme.softmax_parameters` computes `table` (256 entries in
+    [0, 32767], the first 32767) and the multiplier of 2^-15 / s_out.
+
+        %p = qnn.softmax %x {table = [32767, ...], multiplier = 2139095040, shift = 7}
+               : (tensor<1x4x16x16x!quant.uniform<i8:f32, 0.05:3>>)
+               -> tensor<1x4x16x16x!quant.uniform<i8:f32, 0.00392156886:-128>>
+    """
+
+    name = "qnn.softmax"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    table = prop_def(ints_constraint())
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+
+    def check(self, props: Props) -> None:
+        _check_rows(self, props, 65536)
+        table = props.ints("table") or []
+        if len(table) != 256:
+            raise fail(f"the table has {len(table)} entries, expected 256")
+        if table[0] != fixed_point.SOFTMAX_ONE:
+            raise fail(f"table entry #0 (exp(0)) is {table[0]}, expected {fixed_point.SOFTMAX_ONE}")
+        for index, entry in enumerate(table):
+            if not 0 <= entry <= fixed_point.SOFTMAX_ONE:
+                raise fail(
+                    f"table entry #{index} is {entry}, outside [0, {fixed_point.SOFTMAX_ONE}]"
+                )
+
+
+@irdl_op_definition
+class LayerNormOp(QNNOp):
+    """Layer normalization of 8-bit values over the last axis, with integer statistics.
+
+    Per row of n values: the centred values c = x - z_x, their integer sum and sum of
+    squares, n * (c - mean) and n^2 * var plus `epsilon_term` (round(n^2 * eps /
+    s_x^2)), an integer square root, the normalized values in Q11, then per channel
+    j `acc = z * weights[j] + biases[j]` requantized by (`multiplier`, `shift`) to the
+    result (irc/ir/fixed_point.py's `layer_norm`, which documents every step and
+    bound). `irc.quantize.scheme.layer_norm_parameters` computes the properties from
+    gamma, beta and epsilon: weights gamma * 2^Q, biases beta * 2^(11 + Q).
+
+        %y = qnn.layer_norm %x {epsilon_term = 4, weights = [1024, ...], biases = [209715, ...], multiplier = 2137224968, shift = 15}
+               : (tensor<1x16x32x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<1x16x32x!quant.uniform<i8:f32, 0.0157:-2>>
+    """
+
+    name = "qnn.layer_norm"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    epsilon_term = prop_def(IntegerAttr.constr(type=I64))
+    weights = prop_def(ints_constraint())
+    biases = prop_def(ints_constraint())
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+
+    def check(self, props: Props) -> None:
+        shape = _check_rows(self, props, fixed_point.LAYER_NORM_MAX_AXIS)
+        weights, biases = props.ints("weights") or [], props.ints("biases") or []
+        if len(weights) != shape[-1] or len(biases) != shape[-1]:
+            raise fail(
+                f"there must be one weight and one bias per channel ({shape[-1]}), got "
+                f"{len(weights)} and {len(biases)}"
+            )
+        weight_bound = 1 << fixed_point.LAYER_NORM_WEIGHT_BITS
+        if any(abs(w) >= weight_bound for w in weights):
+            raise fail(f"the weights must be below {weight_bound} in magnitude")
+        if any(abs(b) >= 1 << 29 for b in biases):
+            raise fail(f"the biases must be below {1 << 29} in magnitude")
+        epsilon_term = props.int("epsilon_term")
+        if epsilon_term is None or not 0 <= epsilon_term <= 1 << 46:
+            raise fail(f"epsilon_term {epsilon_term} is outside [0, 2^46]")
+
+
 # --------------------------------------------------------------------------------------
 # Pooling
 
@@ -874,6 +970,8 @@ QNN = Dialect(
         MulOp,
         ClampOp,
         LutOp,
+        SoftmaxOp,
+        LayerNormOp,
         MaxPoolOp,
         AveragePoolOp,
         GlobalAveragePoolOp,

@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -89,8 +90,8 @@ MEMORY_SPACES = ("ddr", "sram")
 """The memory spaces a buffer can live in."""
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
-ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i32, f32)
-"""The element types a buffer can hold."""
+ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i16, i32, f32)
+"""The element types a buffer can hold (i16: a softmax's exp table)."""
 
 EIGHT_BIT = (i8, ui8)
 
@@ -124,7 +125,9 @@ def check_buffer_type(value_type: Attribute, what: str) -> MemRefType:
     if space_of(value_type) not in MEMORY_SPACES:
         raise fail(f'{what} must be in memory space "ddr" or "sram", got {value_type.memory_space}')
     if value_type.element_type not in ELEMENT_TYPES:
-        raise fail(f"{what} must hold i8, ui8, i32 or f32 elements, got {value_type.element_type}")
+        raise fail(
+            f"{what} must hold i8, ui8, i16, i32 or f32 elements, got {value_type.element_type}"
+        )
     return value_type
 
 
@@ -1234,6 +1237,96 @@ class LutOp(LutFields):
     name = "tile.lut"
 
 
+class SoftmaxFields(TileOp):
+    """The operands, properties and checks of `tile.softmax`, which the `npu` command
+    of the same name shares: an 8-bit input and output of one shape, whose last axis
+    the tile holds whole, and the 256-entry i16 exp table."""
+
+    input = operand_def(MemRefType)
+    table = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    output_zero_point = int_prop(0)
+
+    def check(self, props: Props) -> None:
+        _check_row_op(self, props)
+        if shape_of(self.table) != (256,) or element_of(self.table) != i16:
+            raise fail(f"the table must be 256 i16 entries, got {buffer(self.table)}")
+
+
+@irdl_op_definition
+class SoftmaxOp(SoftmaxFields):
+    """Softmax over the last axis of an 8-bit tile holding whole rows, as `qnn.softmax`
+    (irc/ir/fixed_point.py's `softmax`: the exp `table` in Q15, an integer sum and
+    reciprocal, the Q15 probability requantized by (`multiplier`, `shift`) to
+    `output_zero_point`, saturated to the output's storage range).
+
+        tile.softmax %in, %table, %out {multiplier = 2139095040, shift = 7, output_zero_point = -128}
+            : memref<16x16xi8, "sram">, memref<256xi16, "sram">, memref<16x16xi8, "sram">
+    """
+
+    name = "tile.softmax"
+
+
+class LayerNormFields(TileOp):
+    """The operands, properties and checks of `tile.layer_norm`, which the `npu`
+    command of the same name shares: an 8-bit input and output of one shape, whose
+    last axis the tile holds whole, and [C, 2] i32 (weight, bias) per channel."""
+
+    input = operand_def(MemRefType)
+    params = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    input_zero_point = int_prop(0)
+    epsilon_term = int_prop(0)
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    output_zero_point = int_prop(0)
+
+    def check(self, props: Props) -> None:
+        _check_row_op(self, props)
+        shape = shape_of(self.input)
+        channels = shape[-1] if shape else 1
+        if shape_of(self.params) != (channels, 2) or element_of(self.params) != i32:
+            raise fail(
+                f"the parameters must be [{channels}, 2] i32 (weight, bias), got "
+                f"{buffer(self.params)}"
+            )
+        check_in_range(props, "input_zero_point", element_of(self.input))
+
+
+@irdl_op_definition
+class LayerNormOp(LayerNormFields):
+    """Layer normalization over the last axis of an 8-bit tile holding whole rows, as
+    `qnn.layer_norm` (irc/ir/fixed_point.py's `layer_norm`: integer statistics, the
+    normalized values in Q11, then per channel `z * weight + bias` requantized by
+    (`multiplier`, `shift`) to `output_zero_point`).
+
+        tile.layer_norm %in, %params, %out {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2}
+            : memref<16x32xi8, "sram">, memref<32x2xi32, "sram">, memref<16x32xi8, "sram">
+    """
+
+    name = "tile.layer_norm"
+
+
+def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
+    """The checks `tile.softmax` and `tile.layer_norm` share: 8-bit input and output
+    of one shape, a valid output multiplier and zero point."""
+    if element_of(op.input) not in EIGHT_BIT or element_of(op.output) not in EIGHT_BIT:
+        raise fail(
+            f"the input and output must hold i8 or ui8, got {element_of(op.input)} "
+            f"and {element_of(op.output)}"
+        )
+    if shape_of(op.output) != shape_of(op.input):
+        raise fail(f"the output {buffer(op.output)} differs in shape from {buffer(op.input)}")
+    multiplier, shift = props.int("multiplier"), props.int("shift")
+    assert multiplier is not None and shift is not None
+    problem = fixed_point.check_multiplier(multiplier, shift)
+    if problem is not None:
+        raise fail(f"'multiplier': {problem}")
+    check_in_range(props, "output_zero_point", element_of(op.output))
+
+
 class CastFields(_ElementwiseOp):
     """The operands, properties and checks of `tile.quantize` and `tile.dequantize`
     (and the `npu` commands of the same names): one tile of f32 and one of 8-bit
@@ -1308,6 +1401,8 @@ TILE = Dialect(
         MulFOp,
         TransposeOp,
         LutOp,
+        SoftmaxOp,
+        LayerNormOp,
         QuantizeOp,
         DequantizeOp,
     ],

@@ -238,6 +238,44 @@ class QNNFunctions(InterpreterFunctions):
         first, _ = full_range(element.storage_bits.data, bool(element.signed.data))
         return (table[args[0].astype(np.int64) - first].astype(_result_dtype(op)),)
 
+    @impl(qnn.SoftmaxOp)
+    def run_softmax(
+        self, interpreter: Interpreter, op: qnn.SoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        output = _element(op.result.type)
+        low, high = output.storage_range
+        result = fixed_point.softmax(
+            args[0],
+            np.asarray(op.props().ints("table"), dtype=np.int64),
+            op.multiplier.value.data,
+            op.shift.value.data,
+            output.zero_point_values[0],
+            low,
+            high,
+        )
+        return (result.astype(_result_dtype(op)),)
+
+    @impl(qnn.LayerNormOp)
+    def run_layer_norm(
+        self, interpreter: Interpreter, op: qnn.LayerNormOp, args: PythonValues
+    ) -> PythonValues:
+        props = op.props()
+        output = _element(op.result.type)
+        low, high = output.storage_range
+        result = fixed_point.layer_norm(
+            args[0],
+            _element(op.input.type).zero_point_values[0],
+            props.int("epsilon_term") or 0,
+            np.asarray(props.ints("weights"), dtype=np.int64),
+            np.asarray(props.ints("biases"), dtype=np.int64),
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            output.zero_point_values[0],
+            low,
+            high,
+        )
+        return (result.astype(_result_dtype(op)),)
+
     # ---- pooling ---------------------------------------------------------------------------
 
     @impl(qnn.MaxPoolOp)

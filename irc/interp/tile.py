@@ -499,6 +499,48 @@ class TileFunctions(InterpreterFunctions):
         _store(output, quant_interp.dequantize(source, _cast_type(op, op.input)))
         return ()
 
+    @impl(tile.SoftmaxOp)
+    def run_softmax(
+        self, interpreter: Interpreter, op: tile.SoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        source, table, output = args
+        props = op.props()
+        low, high = tile.storage_range(tile.element_of(op.output))
+        result = fixed_point.softmax(
+            source,
+            np.asarray(table, dtype=np.int64),
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+        )
+        _store(output, result)
+        return ()
+
+    @impl(tile.LayerNormOp)
+    def run_layer_norm(
+        self, interpreter: Interpreter, op: tile.LayerNormOp, args: PythonValues
+    ) -> PythonValues:
+        source, params, output = args
+        props = op.props()
+        low, high = tile.storage_range(tile.element_of(op.output))
+        pairs = np.asarray(params, dtype=np.int64)
+        result = fixed_point.layer_norm(
+            source,
+            props.int("input_zero_point") or 0,
+            props.int("epsilon_term") or 0,
+            pairs[:, 0],
+            pairs[:, 1],
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+        )
+        _store(output, result)
+        return ()
+
     @impl(tile.LutOp)
     def run_lut(self, interpreter: Interpreter, op: tile.LutOp, args: PythonValues) -> PythonValues:
         source, table, output = args

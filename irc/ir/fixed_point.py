@@ -194,3 +194,130 @@ def saturate(values: np.ndarray, bounds: tuple[int, int]) -> np.ndarray:
     """Clamp integer values to `bounds` (low, high): a quantized type's storage range."""
     low, high = bounds
     return np.clip(values, low, high)
+
+
+# --------------------------------------------------------------------------------------
+# Softmax
+
+SOFTMAX_ONE = (1 << 15) - 1
+"""The exp table's entry for the row's maximum: exp(0) in Q15 (an int16's largest)."""
+
+SOFTMAX_FRACTION_BITS = 15
+"""The fraction bits of the exp values and of the probabilities before the output
+requantization (both int16 values: the int16 stage)."""
+
+
+def softmax(
+    stored: np.ndarray,
+    table: np.ndarray,
+    multiplier: int,
+    shift: int,
+    zero_point: int,
+    clamp_min: int,
+    clamp_max: int,
+) -> np.ndarray:
+    """The integer softmax of 8-bit values over the last axis, as int64.
+
+    In the style of TFLite's and CMSIS-NN's int8 softmax (exp through a table, an
+    integer sum and reciprocal), each row of the last axis:
+
+        d = max(x) - x                      the distance from the row's maximum, 0..255
+        e = table[d]                        exp(-s_in * d) in Q15, 0..32767 (int16)
+        S = sum(e)                          int32 (at most 65536 entries a row)
+        n = bit_length(S)                   S in [2^(n-1), 2^n)
+        R = floor(2^(n + 15) / S)           the reciprocal, R in (2^15, 2^16]
+        p = (e * R + 2^(n - 1)) >> n        the probability e / S in Q15 (int16)
+        out = requantize(p, multiplier, shift, zero_point, clamp_min, clamp_max)
+
+    with `requantize` the rounding rule of every integer op, its multiplier that of
+    2^-15 / s_out. `e * R` stays below 2^31, so every product fits int32 but the
+    output stage's 64-bit one.
+    """
+    values = np.asarray(stored).astype(np.int64)
+    if values.size == 0:
+        return values
+    entries = np.asarray(table, dtype=np.int64)
+    distance = values.max(axis=-1, keepdims=True) - values
+    exps = entries[distance]
+    total = exps.sum(axis=-1, keepdims=True)
+    # bit_length of each sum, exactly: frexp of a float64 holding an integer below 2^53.
+    bits = np.frexp(total.astype(np.float64))[1].astype(np.int64)
+    reciprocal = np.left_shift(np.int64(1), bits + SOFTMAX_FRACTION_BITS) // total
+    probability = np.right_shift(exps * reciprocal + np.left_shift(np.int64(1), bits - 1), bits)
+    return requantize(probability, multiplier, shift, zero_point, clamp_min, clamp_max)
+
+
+# --------------------------------------------------------------------------------------
+# Layer normalization
+
+LAYER_NORM_FRACTION_BITS = 11
+"""F: the normalized values z = (x - mean) / std are computed in Q11."""
+
+LAYER_NORM_SQRT_BITS = 8
+"""G: the square root is taken of t * 2^(2G), so that it keeps G fraction bits."""
+
+LAYER_NORM_WEIGHT_BITS = 11
+"""The per-channel weights gamma * 2^Q stay below 2^11 in magnitude: z * w fits 30 bits."""
+
+LAYER_NORM_MAX_AXIS = 1 << 15
+"""The longest row: its sums of squares of centred 8-bit values stay below 2^31."""
+
+
+def integer_sqrt(values: np.ndarray) -> np.ndarray:
+    """floor(sqrt(v)) of non-negative int64 values below 2^62, exactly: the float64
+    square root (correctly rounded, but of v rounded to 53 bits) corrected by one step
+    either way."""
+    values = np.asarray(values, dtype=np.int64)
+    root = np.floor(np.sqrt(values.astype(np.float64))).astype(np.int64)
+    for _ in range(2):
+        root -= root * root > values
+        root += (root + 1) * (root + 1) <= values
+    return root
+
+
+def layer_norm(
+    stored: np.ndarray,
+    input_zero_point: int,
+    epsilon_term: int,
+    weights: np.ndarray,
+    biases: np.ndarray,
+    multiplier: int,
+    shift: int,
+    zero_point: int,
+    clamp_min: int,
+    clamp_max: int,
+) -> np.ndarray:
+    """The integer layer normalization of 8-bit values over the last axis, as int64.
+
+    Each row of n values, with integer statistics (F = 11, G = 8):
+
+        c = x - z_x                              centred, |c| <= 255
+        S1 = sum(c), S2 = sum(c^2)               int32 (n <= 32768)
+        d = n * c - S1                           n * (c - mean)
+        t = n * S2 - S1^2 + epsilon_term         n^2 * (var + eps / s_x^2), int64
+        r = isqrt(t * 2^(2G))                    floor(2^G * sqrt(t))
+        z = round(d * 2^(F + G) / r)             (x - mean) / std in Q11, ties away from 0
+        acc = z * weights[j] + biases[j]         int32, per channel j of the last axis
+        out = requantize(acc, multiplier, shift, zero_point, clamp_min, clamp_max)
+
+    `weights` are gamma * 2^Q and `biases` beta * 2^(F + Q), so that acc is
+    (z * gamma + beta) * 2^(F + Q) and the multiplier that of 2^-(F + Q) / s_out
+    (irc/quantize/scheme.py's `layer_norm_parameters`). A row of equal values with no
+    epsilon term (t = 0) normalizes to z = 0.
+    """
+    values = np.asarray(stored).astype(np.int64) - int(input_zero_point)
+    if values.size == 0:
+        return values
+    count = values.shape[-1]
+    first = values.sum(axis=-1, keepdims=True)
+    second = (values * values).sum(axis=-1, keepdims=True)
+    centred = count * values - first
+    spread = count * second - first * first + int(epsilon_term)
+    root = integer_sqrt(np.left_shift(spread, 2 * LAYER_NORM_SQRT_BITS))
+    numerator = np.left_shift(np.abs(centred), LAYER_NORM_FRACTION_BITS + LAYER_NORM_SQRT_BITS)
+    safe = np.maximum(root, 1)
+    normalized = np.where(root > 0, np.sign(centred) * ((2 * numerator + safe) // (2 * safe)), 0)
+    accumulator = normalized * np.asarray(weights, dtype=np.int64) + np.asarray(
+        biases, dtype=np.int64
+    )
+    return requantize(accumulator, multiplier, shift, zero_point, clamp_min, clamp_max)

@@ -58,7 +58,7 @@ from irc.quantize.qdq import (
 Metric = Literal["cosine", "sqnr"]
 """The output metrics mixed precision can aim at."""
 
-COMPUTING_ROLES = (Role.MATMUL, Role.ARITHMETIC, Role.LOOKUP)
+COMPUTING_ROLES = (Role.MATMUL, Role.ARITHMETIC, Role.LOOKUP, Role.NORMALIZE)
 """Roles whose ops compute new values in int8: the layers mixed precision weighs."""
 
 

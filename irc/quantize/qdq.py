@@ -18,6 +18,11 @@ What each op becomes depends on its role (`ROLES`):
   per tensor, each with its own calibrated range; constant operands by their data.
 - **lookup** (sigmoid, tanh, hard_swish, ...): int8 in, int8 out, each with its own
   range: lowering makes a 256-entry table of it.
+- **normalize** (softmax, layer_norm): int8 in, int8 out over whole rows of the last
+  axis, the input with its calibrated range, the result with its own (over [0, 1] for
+  probabilities); a layer norm's scale and bias stay float constants: lowering makes
+  an integer `qnn.softmax` (an exp table, an integer sum and reciprocal) or
+  `qnn.layer_norm` (integer statistics, gamma and beta folded into its weights).
 - **shared** (max pooling, reshape, transpose, pad, slice, split, squeeze, unsqueeze,
   flatten, resize nearest, depth_to_space, relu, clip, identity): the op moves or
   selects values, so its results have the scale and zero point of its input.
@@ -31,7 +36,7 @@ over the union of its members' calibrated ranges. Each quantized value gets one
 (its float value no longer exists in the int8 model).
 
 An op stays float, between `dcast` and `qcast`, when it has no quantized form
-(softmax, LRN, ...), when it is excluded by name (`exclude-names`: its location name,
+(LRN, log_softmax, ...), when it is excluded by name (`exclude-names`: its location name,
 the ONNX node name, or `file:line:col` for parsed IR) or by op type (`exclude-ops`:
 `conv` or `nn.conv`), when its weights or bias are not constants, when its fused
 activation is not a clamp (leaky_relu, hard_swish, sigmoid: run `graph-opt
@@ -93,6 +98,9 @@ class Role(StrEnum):
     """Inputs and result per tensor, each with its own range."""
     LOOKUP = "lookup"
     """An elementwise function of one int8 input: a lookup table."""
+    NORMALIZE = "normalize"
+    """A function of whole rows of one int8 input (softmax): input and result per
+    tensor, each with its own range."""
     SHARED = "shared"
     """Moves or selects values: the results have the input's type."""
     CONCAT = "concat"
@@ -122,6 +130,8 @@ ROLES: dict[type[Operation], Role] = {
     nn.MishOp: Role.LOOKUP,
     nn.ExpOp: Role.LOOKUP,
     nn.ErfOp: Role.LOOKUP,
+    nn.SoftmaxOp: Role.NORMALIZE,
+    nn.LayerNormOp: Role.NORMALIZE,
     nn.MaxPoolOp: Role.SHARED,
     nn.GlobalMaxPoolOp: Role.SHARED,
     nn.ReshapeOp: Role.SHARED,
@@ -255,6 +265,8 @@ def _weight_operands(op: Operation) -> tuple[int, ...]:
         return (1, 2)
     if isinstance(op, nn.MatMulOp) and _is_constant(op.operands[1]):
         return (1,)
+    if isinstance(op, nn.LayerNormOp):
+        return (1, 2)  # gamma and beta: float constants the lowering folds in
     return ()
 
 
@@ -283,6 +295,15 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
             if index < len(op.operands) and constant_array(op.operands[index]) is None:
                 what = "weights" if index == 1 else "bias"
                 return f"its {what} are not constants with data"
+    if isinstance(op, nn.SoftmaxOp | nn.LayerNormOp):
+        rank = len(tensor_type(op.operands[0]).get_shape())
+        axis = op.props().int("axis")
+        if axis is not None and axis % max(rank, 1) != rank - 1:
+            return f"its axis {axis} is not the last: the integer {op.name[3:]} normalizes rows"
+    if isinstance(op, nn.LayerNormOp):
+        for value in op.operands[1:]:
+            if constant_array(value) is None:
+                return "its scale and bias are not constants with data"
     if isinstance(op, nn.ResizeOp) and op.props().str("mode") != "nearest":
         return f'resize mode "{op.props().str("mode")}" computes new values'
     for value in [*op.operands, *op.results]:
@@ -383,6 +404,12 @@ def plan_function(function: FuncOp, stats: RangeSource, config: QuantizeConfig) 
 
     def own_range(value: SSAValue) -> tuple[float, float] | None:
         if value not in ranges:
+            if isinstance(value.owner, nn.SoftmaxOp):
+                # Probabilities lie in [0, 1]: the whole interval, as TFLite and
+                # onnxruntime quantize them; a calibrated maximum below 1 would
+                # saturate the confident rows of inputs calibration did not see.
+                ranges[value] = (0.0, 1.0)
+                return ranges[value]
             found = _value_range(value, stats, keys.get(value))
             if found is None:
                 return None
@@ -510,17 +537,26 @@ def _quantize_value(
     value_type = tensor_type(value)
     qcast = quant.QuantizeCastOp(operands=[value], result_types=[_tensor_of(value_type, element)])
     dcast = quant.DequantizeCastOp(operands=[qcast.result], result_types=[value_type])
+    from irc.quantize.calibration import value_key
+
     owner = value.owner
     if isinstance(owner, Operation):
-        location = owner.location
+        parent = owner.location
         Rewriter.insert_op([qcast, dcast], InsertPoint.after(owner))
     else:
         assert isinstance(owner, Block)
         function = owner.parent_op()
-        location = function.location if function is not None else qcast.location
+        parent = function.location if function is not None else qcast.location
         Rewriter.insert_op([qcast, dcast], _after_earlier_arguments(owner, value))
-    for op in (qcast, dcast):
-        op.location = location
+    tensor = (value_key(value) or "").removesuffix("#0")
+    # A qcast of a result stands for its producer's quantized output and keeps its
+    # name; the casts of an argument and every dcast are named after the tensor they
+    # convert (`arg:image/quantize`, `/fc/Gemm/dequantize`), so one left standing as a
+    # layer of its own is not confused with its producer in reports.
+    qcast.location = parent
+    if isinstance(owner, Block) and tensor:
+        qcast.location = NameLoc(StringAttr(f"{tensor}/quantize"), parent)
+    dcast.location = NameLoc(StringAttr(f"{tensor}/dequantize"), parent) if tensor else parent
     qcast.result.name_hint = _name(value, "q")
     dcast.result.name_hint = _name(value, "dq")
     value.replace_uses_with_if(

@@ -44,6 +44,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
 from irc.diagnostics import Location, error
+from irc.dialects.part import TransferOp
 from irc.dialects.quant import (
     DequantizeCastOp,
     QuantizeCastOp,
@@ -89,9 +90,10 @@ class QuantizedTensor:
 
 
 def _origin(value: SSAValue) -> SSAValue:
-    """The float (or integer-constant) value a chain of quant casts starts from."""
-    while isinstance(value, OpResult) and isinstance(value.op, CASTS):
-        value = value.op.input
+    """The float (or integer-constant) value a chain of quant casts (and copies between
+    host and NPU memory) starts from."""
+    while isinstance(value, OpResult) and isinstance(value.op, (*CASTS, TransferOp)):
+        value = value.op.operands[0]
     return value
 
 

@@ -206,3 +206,64 @@ def build_lut(
     with np.errstate(all="ignore"):
         values = np.asarray(function(real), dtype=np.float32)
     return quantize(values, output_element).astype(np.int64)
+
+
+def softmax_parameters(
+    input_element: UniformQuantizedType, output_element: UniformQuantizedType
+) -> dict[str, object]:
+    """The table and output multiplier of a `qnn.softmax` (irc/ir/fixed_point.py's
+    `softmax`): entry d of the table is round(32767 * exp(-s_in * d)), the exp of a
+    value d input steps below its row's maximum in Q15, computed with `math.exp` (the
+    same on every CPU, unlike numpy's vectorised exp); the multiplier takes a Q15
+    probability to the output's scale."""
+    import math
+
+    from irc.ir.fixed_point import SOFTMAX_FRACTION_BITS, SOFTMAX_ONE
+
+    scale = float(input_element.scale_values[0])
+    table = [round(SOFTMAX_ONE * math.exp(-scale * distance)) for distance in range(256)]
+    real = 2.0**-SOFTMAX_FRACTION_BITS / float(output_element.scale_values[0])
+    multiplier, shift = quantize_multiplier(real)
+    return {"table": table, "multiplier": multiplier, "shift": shift}
+
+
+def layer_norm_parameters(
+    input_element: UniformQuantizedType,
+    output_element: UniformQuantizedType,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+    epsilon: float,
+) -> dict[str, object]:
+    """The properties of a `qnn.layer_norm` over rows of `len(gamma)` values
+    (irc/ir/fixed_point.py's `layer_norm`): the epsilon term round(n^2 * eps / s_x^2),
+    the weights gamma * 2^Q and biases beta * 2^(11 + Q) with the largest Q that keeps
+    every weight below 2^11 and every bias below 2^29 in magnitude, and the
+    multiplier of 2^-(11 + Q) / s_out."""
+    from irc.ir.fixed_point import (
+        LAYER_NORM_FRACTION_BITS,
+        LAYER_NORM_WEIGHT_BITS,
+    )
+
+    gamma = np.asarray(gamma, dtype=np.float64).reshape(-1)
+    beta = np.asarray(beta, dtype=np.float64).reshape(-1)
+    count = gamma.size
+    input_scale = float(input_element.scale_values[0])
+    epsilon_term = min(round(count * count * float(epsilon) / input_scale**2), 1 << 46)
+    largest_gamma = float(np.max(np.abs(gamma))) if count else 0.0
+    largest_beta = float(np.max(np.abs(beta))) if beta.size else 0.0
+    q = 30
+    if largest_gamma > 0:
+        q = min(q, int(np.floor(np.log2(((1 << LAYER_NORM_WEIGHT_BITS) - 1) / largest_gamma))))
+    if largest_beta > 0:
+        q = min(q, int(np.floor(np.log2((1 << 29) / largest_beta))) - LAYER_NORM_FRACTION_BITS)
+    weights = np.rint(gamma * 2.0**q).astype(np.int64)
+    biases = np.rint(beta * 2.0 ** (LAYER_NORM_FRACTION_BITS + q)).astype(np.int64)
+    real = 2.0 ** -(LAYER_NORM_FRACTION_BITS + q) / float(output_element.scale_values[0])
+    multiplier, shift = quantize_multiplier(real)
+    return {
+        "epsilon_term": int(epsilon_term),
+        "weights": [int(w) for w in weights],
+        "biases": [int(b) for b in biases],
+        "multiplier": multiplier,
+        "shift": shift,
+    }

@@ -292,6 +292,13 @@ class _RuleCompiler:
                 at,
                 hint="use a different name for each",
             )
+        if (earlier.kind == "op") != (binding.kind == "op"):
+            # An op capture used again as an operand: the same value is its result.
+            op, value = (earlier, binding) if earlier.kind == "op" else (binding, earlier)
+            self.emit.fail_unless(
+                f"len({op.variable}.results) == 1 and {value.variable} is {op.variable}.results[0]"
+            )
+            return
         comparison = "==" if binding.kind == "attribute" else "is"
         self.emit.fail_unless(f"{binding.variable} {comparison} {earlier.variable}")
 

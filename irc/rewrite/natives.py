@@ -266,3 +266,36 @@ def selects_all(
         if range(*slice_bounds(size, start, end, step), step) != range(size):
             return False
     return True
+
+
+def _gathered_index(op: Operation) -> tuple[int, int] | None:
+    """(axis, index) of an `nn.gather` at one constant, in-range index, both
+    normalized; else None."""
+    from irc.dialects.nn import normalize_axis
+
+    data = constant_data(op.operands[1])
+    if data is None or data.size != 1 or data.dtype.kind not in "iu":
+        return None
+    dims = shape(op.operands[0])
+    axis = normalize_axis(op.props().int("axis") or 0, len(dims))  # type: ignore[attr-defined]
+    index = int(data.reshape(-1)[0])
+    if not -dims[axis] <= index < dims[axis]:
+        return None
+    return axis, index % dims[axis]
+
+
+@constraint()
+def gathers_one_index(op: Operation) -> bool:
+    """An `nn.gather` at one constant index inside its axis: it selects one slice
+    (the query, key or value of a packed attention projection)."""
+    return _gathered_index(op) is not None
+
+
+@helper()
+def gather_slice(op: Operation, part: str) -> list[int]:
+    """The `starts`, `ends` or `axes` (`part`) of the `nn.slice` that takes the entry
+    an `nn.gather` at one constant index selects."""
+    found = _gathered_index(op)
+    assert found is not None, "gathers_one_index holds"
+    axis, index = found
+    return {"starts": [index], "ends": [index + 1], "axes": [axis]}[part]

@@ -26,7 +26,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.traits import SymbolTable
 
 from irc import interp
-from irc.diagnostics import Location, error
+from irc.diagnostics import error
 from irc.dialects import npu
 from irc.interp import check_constants_have_data, find_function, make_interpreter
 from irc.sim.machine import Event, NpuFunctions
@@ -141,13 +141,11 @@ class Report:
 
 def event_layer(event: Event) -> str:
     """The layer a command belongs to: the ONNX name its location carries, else
-    `file:line` of the stream's text, else the command's name."""
-    location = Location.of(event.op)
-    if location.name:
-        return location.name
-    if location.line is not None:
-        return f"{Path(location.file or '').name}:{location.line}"
-    return event.op.name
+    `file:line` of the stream's text, else the command's name (the tiling plan's
+    `layer_name`)."""
+    from irc.tiling.planner import layer_name
+
+    return layer_name(event.op)
 
 
 class Simulator:

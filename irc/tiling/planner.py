@@ -43,6 +43,7 @@ that gives the SRAM it needs (`minimum_sram`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, wraps
@@ -120,6 +121,8 @@ class Layer:
     conv_steps: bool = False
     """The lowering computes it in `tile.conv` steps, whose first weights the command
     stream can stream in chunks (`streams_weights`)."""
+    whole_channels: bool = False
+    """Every tile holds the whole last axis (a softmax normalizes rows of it)."""
     upsample: tuple[int, int] = (1, 1)
     """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
     `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
@@ -286,14 +289,18 @@ def pads_of(values: Sequence[int] | None) -> tuple[int, int, int, int]:
 
 
 def layer_name(op: Operation) -> str:
-    """The ONNX node name of `op`, else `name@line:col` of parsed IR, else its name."""
+    """The ONNX node name of `op`, else `file:line` of parsed IR (the file's name
+    without its directory), else its op name. The simulator names the commands of a
+    layer the same way (irc/sim/run.py's `event_layer`), so plans and figures meet."""
+    from pathlib import Path
+
     from irc.diagnostics import Location
 
     location = Location.of(op)
     if location.name:
         return location.name
     if location.line is not None:
-        return f"{op.name}@{location.line}:{location.col}"
+        return f"{Path(location.file or '').name}:{location.line}"
     return op.name
 
 
@@ -753,7 +760,7 @@ class _Model:
         rows = _divisions(layer.out_h)
         columns = [layer.out_w] if full_rows else _divisions(layer.out_w)
         granule = array.columns if layer.engine == "mac" else self.target.vector_unit.lanes
-        channels = _channel_sizes(layer.out_c, granule)
+        channels = [layer.out_c] if layer.whole_channels else _channel_sizes(layer.out_c, granule)
         if layer.kind == "conv" and layer.groups > 1:
             out_per_group = layer.out_c // layer.groups
             channels = [
@@ -871,8 +878,9 @@ def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
 def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
     """A forced tile made valid for the layer: each size at most the dimension's; for a
     grouped conv, channels that cover whole groups or divide one group (rounded down),
-    and the whole depth when a tile spans several groups."""
-    channels = max(1, min(tile.channels, layer.out_c))
+    and the whole depth when a tile spans several groups; all channels for a layer
+    that needs them whole (a softmax)."""
+    channels = layer.out_c if layer.whole_channels else max(1, min(tile.channels, layer.out_c))
     depth = max(1, min(tile.depth, full_depth))
     if layer.kind == "conv" and layer.groups > 1:
         per_group = layer.out_c // layer.groups
@@ -926,12 +934,17 @@ def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
 
 
 def _describe(layer: Layer) -> str:
-    """`op` for a layer named after its op, else `'name' (op)`."""
-    return layer.op if layer.name.startswith(layer.op) else f"'{layer.name}' ({layer.op})"
+    """`op` for a layer named after its op or its position in parsed IR (`file:line`,
+    which the diagnostic's location gives), else `'name' (op)`."""
+    if layer.name.startswith(layer.op) or re.fullmatch(r"[\w.\-]+:\d+", layer.name):
+        return layer.op
+    return f"'{layer.name}' ({layer.op})"
 
 
 def minimum_sram(layer: Layer, target: Target) -> int:
     """The SRAM the smallest tile needs, single buffered: the least any plan needs."""
     model = _Model(layer, target)
-    tile = Tile(1, 1, 1, 1)  # a grouped conv's one output channel reads its group's inputs
+    # A grouped conv's one output channel reads its group's inputs; a softmax's one
+    # row is all its channels.
+    tile = Tile(1, 1, layer.out_c if layer.whole_channels else 1, 1)
     return sum(model.buffers(tile, False).values())

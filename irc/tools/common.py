@@ -333,3 +333,9 @@ def run_interruptibly(tool: str, work: Callable[[], int]) -> int:
         )
         print(f"{tool}: interrupted by {signal.Signals(number).name}; {what}", file=sys.stderr)
         return 128 + number
+    except BrokenPipeError:
+        # The reader of stdout went away (`irc-run pkg | head`): stop quietly, as a
+        # shell tool does, and keep Python from complaining again at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE

@@ -30,6 +30,8 @@ class GraphOptPass(ModulePass):
     1. `canonicalize`: drop identities and inference dropouts, fold constant and shape
        subgraphs, turn MatMul + Add into Gemm, so that the producer of every batch
        norm, pad and activation is the op itself, not a copy of its value.
+       Then `fuse-norms`: layer norms written as their arithmetic (TorchScript
+       exports before opset 17) become `nn.layer_norm`, on folded constants.
     2. `fold-batchnorm`: fold each batch norm into the conv/gemm before it (others
        become a per-channel mul and add). First, because a conv can absorb a batch
        norm only while it has no fused activation, and because it makes each
@@ -93,6 +95,7 @@ class GraphOptPass(ModulePass):
         """The passes that `graph-opt` runs, in order, with their options."""
         steps: list[tuple[str, dict[str, Any]]] = [
             ("canonicalize", {}),
+            ("fuse-norms", {}),
             ("fold-batchnorm", {}),
             ("fuse-pad", {}),
             ("canonicalize", {}),

@@ -68,6 +68,7 @@ from irc.dialects import nn, qnn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType, quantized_element
 from irc.ir import fixed_point
+from irc.ir.constants import constant_array
 from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.passes import option
 from irc.quantize import scheme
@@ -635,6 +636,71 @@ def lower_lookup(lowering: Lowering) -> list[SSAValue]:
     return [lowering.add(lut).results[0]]
 
 
+def lower_softmax(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) -> nn.softmax (last axis) -> qcast  =>  qnn.softmax
+    op, match = lowering.op, lowering.match
+    rank = len(tensor_type(op.operands[0]).get_shape())
+    axis = op.props().int("axis")
+    if rank == 0 or nn.normalize_axis(-1 if axis is None else axis, rank) != rank - 1:
+        raise NotLowerable("the integer softmax normalizes the last axis")
+    input_element = _per_tensor(match.element(0), "the input")
+    output = _per_tensor(match.output_element(), "the result")
+    if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
+        raise NotLowerable("the integer softmax maps 8-bit values")
+    properties = scheme.softmax_parameters(input_element, output)
+    softmax = qnn.SoftmaxOp.build(
+        [match.input(0)],
+        {
+            "table": _ints(properties["table"]),  # type: ignore[arg-type]
+            "multiplier": _int(properties["multiplier"]),  # type: ignore[arg-type]
+            "shift": _int(properties["shift"]),  # type: ignore[arg-type]
+        },
+        [match.output_type()],
+    )
+    return [lowering.add(softmax).results[0]]
+
+
+def lower_layer_norm(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) -> nn.layer_norm (last axis; constant gamma, beta) -> qcast  =>  qnn.layer_norm
+    op, match = lowering.op, lowering.match
+    shape = tensor_type(op.operands[0]).get_shape()
+    axis = op.props().int("axis")
+    if not shape or nn.normalize_axis(-1 if axis is None else axis, len(shape)) != len(shape) - 1:
+        raise NotLowerable("the integer layer norm normalizes the last axis")
+    if shape[-1] > fixed_point.LAYER_NORM_MAX_AXIS:
+        raise NotLowerable(f"rows of more than {fixed_point.LAYER_NORM_MAX_AXIS} values")
+    channels = shape[-1]
+    affine = []
+    for index, default in ((1, 1.0), (2, 0.0)):
+        if index >= len(op.operands):
+            affine.append(np.full(channels, default))
+            continue
+        data = constant_array(op.operands[index])
+        if data is None:
+            raise NotLowerable("its scale and bias are not constants with data")
+        affine.append(np.broadcast_to(np.asarray(data, np.float64).reshape(-1), (channels,)))
+    input_element = _per_tensor(match.element(0), "the input")
+    output = _per_tensor(match.output_element(), "the result")
+    if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
+        raise NotLowerable("the integer layer norm maps 8-bit values")
+    epsilon = op.props().float("epsilon")
+    params = scheme.layer_norm_parameters(
+        input_element, output, affine[0], affine[1], 1e-5 if epsilon is None else epsilon
+    )
+    norm = qnn.LayerNormOp.build(
+        [match.input(0)],
+        {
+            "epsilon_term": _int(params["epsilon_term"]),  # type: ignore[arg-type]
+            "weights": _ints(params["weights"]),  # type: ignore[arg-type]
+            "biases": _ints(params["biases"]),  # type: ignore[arg-type]
+            "multiplier": _int(params["multiplier"]),  # type: ignore[arg-type]
+            "shift": _int(params["shift"]),  # type: ignore[arg-type]
+        },
+        [match.output_type()],
+    )
+    return [lowering.add(norm).results[0]]
+
+
 def _float_function(op: nn.NNOp) -> Callable[[np.ndarray], np.ndarray]:
     """The float reference function of an elementwise unary op (with its properties),
     evaluated by the interpreter on a 1-D array."""
@@ -688,6 +754,8 @@ LOWERINGS: dict[type[nn.NNOp], Callable[[Lowering], list[SSAValue]]] = {
     nn.ClipOp: lower_clamp,
     nn.PadOp: lower_pad,
     nn.ConcatOp: lower_concat,
+    nn.SoftmaxOp: lower_softmax,
+    nn.LayerNormOp: lower_layer_norm,
     # Every op the quantizer tabulates (Role.LOOKUP) becomes a qnn.lut.
     **{
         op_type: lower_lookup

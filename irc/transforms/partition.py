@@ -41,10 +41,12 @@ reasons, `; `-separated), and every value crossing between the two gets its
 `part.transfer` right after its definition, which the readers on the other side read.
 The backend passes (plan-tiles, plan-ddr, lower-to-tile, lower-to-npu) obey the marks.
 
-A **transition** is a switch between NPU and CPU execution inside a function: the
-phases run one after the other, so a function of P phases has P - 1 transitions. A
-model with one unsupported op in the middle has three phases (NPU, CPU, NPU) and
-exactly two transitions; the copies of its inputs and outputs are input and output
+A **transition** is a switch between NPU and CPU execution: each CPU phase runs as
+one host call of the command stream, which costs two, one to the host and one back
+(the simulator's `npu.host_call`, docs/simulator.md), wherever it is. A model with one
+unsupported op in the middle has three phases (NPU, CPU, NPU) and two transitions;
+one whose input quantize runs on the host has two for it as well, and a model all on
+the host two. The copies of a function's inputs and outputs are input and output
 transfers, counted apart.
 
 **The cost model** (times from irc/backend/cost.py and the target's numbers; tensors
@@ -368,8 +370,8 @@ class Estimate:
 
     @property
     def transitions(self) -> int:
-        """Switches between NPU and CPU execution."""
-        return max(len(self.phases) - 1, 0)
+        """Switches between NPU and CPU execution: two per CPU phase (its host call)."""
+        return 2 * sum(phase.device == CPU for phase in self.phases)
 
     @property
     def compute_seconds(self) -> float:

@@ -1,4 +1,4 @@
-// RUN: irc-opt %s --split-input-file -p 'apply-rules{file=%S/Inputs/example.rules rules=drop_identity,compose_transposes,fuse_conv_relu,mul_by_one}' | FileCheck %s
+// RUN: irc-opt %s --split-input-file -p 'apply-rules{file=%S/Inputs/example.rules rules=drop_identity,compose_transposes,fuse_conv_relu,mul_by_one,square_of_difference}' | FileCheck %s
 // RUN: not irc-opt %s --split-input-file -p 'apply-rules{file=%S/Inputs/example.rules rules=wrong_type}' 2>&1 | FileCheck %s --check-prefix=WRONG
 // RUN: not irc-opt %s -p 'apply-rules{file=%S/Inputs/example.rules rules=no_such_rule}' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not irc-opt %s -p 'apply-rules' 2>&1 | FileCheck %s --check-prefix=NOFILE
@@ -55,6 +55,23 @@ func.func @fuse(%x: tensor<1x3x4x4xf32>, %w: tensor<2x3x3x3xf32>, %b: tensor<2xf
 // -----
 
 // x * 1 goes, unless the 1 broadcasts x to a larger shape.
+// An op capture used twice: the product of a sub with itself matches; with another
+// sub of the same operands it does not (the same value, not an equal one).
+// CHECK-LABEL: func.func @reused_capture
+// CHECK-NEXT:    %d = nn.sub %x, %y
+// CHECK-NEXT:    %{{.*}} = nn.pow %d, %x
+// CHECK-NEXT:    %e = nn.sub %x, %y
+// CHECK-NEXT:    %q = nn.mul %d, %e
+func.func @reused_capture(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %d = nn.sub %x, %y : tensor<4xf32>
+  %p = nn.mul %d, %d : tensor<4xf32>
+  %e = nn.sub %x, %y : tensor<4xf32>
+  %q = nn.mul %d, %e : tensor<4xf32>
+  func.return %p, %q : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @mul_by_one
 // CHECK:         %wide = nn.mul %x, %ones
 // CHECK-NEXT:    func.return %x, %wide
@@ -77,7 +94,7 @@ func.func @wrong(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 }
 
 // UNKNOWN: example.rules: error: no rule named 'no_such_rule' in {{.*}}example.rules
-// UNKNOWN-NEXT: hint: the rules: compose_transposes, drop_identity, fuse_conv_relu, mul_by_one, wrong_type
+// UNKNOWN-NEXT: hint: the rules: compose_transposes, drop_identity, fuse_conv_relu, mul_by_one, square_of_difference, wrong_type
 
 // NOFILE: <pass-pipeline>:1:1: error: invalid options for 'apply-rules': give the rule files: file=PATH (a .rules file or a shipped name)
 

@@ -127,6 +127,62 @@ func.func @lookup_table(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+// A softmax over the last axis between int8 values becomes an integer qnn.softmax:
+// the exp table of the input's scale 0.1 and the multiplier of 2^-15 / s_out. Over
+// another axis it stays float between its casts (the integer softmax normalizes rows).
+
+// CHECK-LABEL: func.func @softmax(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %x_dq = quant.dcast %x_q
+// CHECK-NEXT:    %p_q = qnn.softmax %x_q {multiplier = 1073741824, shift = 6, table = [32767, 29649, {{.*}}, 0]} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %p_dq = quant.dcast %p_q
+// CHECK-NEXT:    %c = nn.softmax %x_dq {axis = 0, irc.float = "the integer softmax normalizes the last axis"}
+// CHECK-NEXT:    %c_q = quant.qcast %c
+
+// NOLUT-LABEL: func.func @softmax(
+// NOLUT:         qnn.softmax
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 1 float}}
+func.func @softmax(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %x_q = quant.qcast %x : tensor<2x8xf32> to tensor<2x8x!quant.uniform<i8:f32, 0.1>>
+  %x_dq = quant.dcast %x_q : tensor<2x8x!quant.uniform<i8:f32, 0.1>> to tensor<2x8xf32>
+  %p = nn.softmax %x_dq {axis = -1} : tensor<2x8xf32>
+  %p_q = quant.qcast %p : tensor<2x8xf32> to tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %p_dq = quant.dcast %p_q : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<2x8xf32>
+  // expected-note @+1 {{stays float: the integer softmax normalizes the last axis}}
+  %c = nn.softmax %x_dq {axis = 0} : tensor<2x8xf32>
+  %c_q = quant.qcast %c : tensor<2x8xf32> to tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %c_dq = quant.dcast %c_q : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<2x8xf32>
+  func.return %p_dq, %c_dq : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// A layer norm over the last axis with constant gamma and beta becomes an integer
+// qnn.layer_norm: gamma * 2^Q as weights (Q = 10: |w| < 2^11), beta * 2^(11 + Q) as
+// biases, the epsilon term round(n^2 * eps / s_x^2) = round(16 * 1e-5 / 0.0025) = 0;
+// the float gamma and beta are folded in and erased.
+
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %n_q = qnn.layer_norm %x_q {biases = [209715, 0, -104858, 0], epsilon_term = 0, multiplier = 2137224968, shift = 15, weights = [1024, 1126, 922, 2047]} : (tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+// CHECK-NEXT:    %n_dq = quant.dcast %n_q
+
+// NOLUT-LABEL: func.func @layer_norm(
+// NOLUT:         qnn.layer_norm
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 0 float}}
+func.func @layer_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %g = nn.constant dense<[1.0, 1.1, 0.9, 1.999]> : tensor<4xf32>
+  %b = nn.constant dense<[0.1, 0.0, -0.05, 0.0]> : tensor<4xf32>
+  %x_q = quant.qcast %x : tensor<2x4xf32> to tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>
+  %x_dq = quant.dcast %x_q : tensor<2x4x!quant.uniform<i8:f32, 0.05:3>> to tensor<2x4xf32>
+  %n = nn.layer_norm %x_dq, %g, %b {axis = -1, epsilon = 1.0e-05} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %n_q = quant.qcast %n : tensor<2x4xf32> to tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+  %n_dq = quant.dcast %n_q : tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>> to tensor<2x4xf32>
+  func.return %n_dq : tensor<2x4xf32>
+}
+
+// -----
+
 // A gemm with trans_b and weights per output feature (axis 0 of the (N, K) weights)
 // requantizes per column of its result (axis 1); its float bias (not quantized by
 // the QDQ form) is quantized here with scale s_in * s_w.
@@ -153,7 +209,7 @@ func.func @gemm_float_bias(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 
 // -----
 
-// Must not fire where the pattern does not match: the softmax has no integer form
+// Must not fire where the pattern does not match: the log_softmax has no integer form
 // and stays a float island between its casts; the exp's result is read as a float
 // (no qcast), so the exp stays float too; a pad with a value other than zero has no
 // qnn.pad (which pads with the zero point) and stays float. Each records why, as
@@ -162,7 +218,7 @@ func.func @gemm_float_bias(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 // CHECK-LABEL: func.func @float_islands(
 // CHECK-NEXT:    %x_q = quant.qcast %x
 // CHECK-NEXT:    %x_dq = quant.dcast %x_q
-// CHECK-NEXT:    %s = nn.softmax %x_dq {axis = 0, irc.float = "nn.softmax has no integer lowering"}
+// CHECK-NEXT:    %s = nn.log_softmax %x_dq {axis = 0, irc.float = "nn.log_softmax has no integer lowering"}
 // CHECK-NEXT:    %s_q = quant.qcast %s
 // CHECK-NEXT:    %s_dq = quant.dcast %s_q
 // CHECK-NEXT:    %e = nn.exp %s_dq {irc.float = "result #0 is read as a float"}
@@ -172,8 +228,8 @@ func.func @gemm_float_bias(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 func.func @float_islands(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<6x!quant.uniform<i8:f32, 0.5>>) {
   %x_q = quant.qcast %x : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.5>>
   %x_dq = quant.dcast %x_q : tensor<4x!quant.uniform<i8:f32, 0.5>> to tensor<4xf32>
-  // expected-note @+1 {{stays float: nn.softmax has no integer lowering}}
-  %s = nn.softmax %x_dq {axis = 0} : tensor<4xf32>
+  // expected-note @+1 {{stays float: nn.log_softmax has no integer lowering}}
+  %s = nn.log_softmax %x_dq {axis = 0} : tensor<4xf32>
   %s_q = quant.qcast %s : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.00390625:-128>>
   %s_dq = quant.dcast %s_q : tensor<4x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<4xf32>
   // expected-note @+1 {{stays float: result #0 is read as a float}}

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @fused_sigmoid
 // CHECK:         func.call @fused_sigmoid_npu0
 // CHECK:         nn.conv %{{.*}}, %{{.*}} {activation = #nn.activation<sigmoid>, layout = "nhwc"}
-// expected-remark @+1 {{partition: target no-lut, mode support: 1/2 ops on the NPU (50.0%), 50.0% of MACs, 1 NPU subgraph, 1 transition, 1 fallback op}}
+// expected-remark @+1 {{partition: target no-lut, mode support: 1/2 ops on the NPU (50.0%), 50.0% of MACs, 1 NPU subgraph, 2 transitions, 1 fallback op}}
 func.func @fused_sigmoid(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
   %w = nn.constant dense<0.5> : tensor<8x1x1x8xf32>
   %r = nn.conv %x, %w {layout = "nhwc", activation = #nn.activation<relu>} : (tensor<1x4x4x8xf32>, tensor<8x1x1x8xf32>) -> tensor<1x4x4x8xf32>

@@ -140,7 +140,7 @@ func.func @gemm_k(%x: tensor<1x9216xf32>) -> tensor<1x16xf32> {
 // CHECK:         %y = nn.resize %x {mode = "cubic"
 // CHECK-NEXT:    %y_npu = part.transfer %y {to = "npu"}
 // CHECK-NEXT:    func.call @resize_mode_npu0(%y_npu)
-// expected-remark @+1 {{1/2 ops on the NPU (50.0%), no MACs, 1 NPU subgraph, 1 transition, 1 fallback op}}
+// expected-remark @+1 {{1/2 ops on the NPU (50.0%), no MACs, 1 NPU subgraph, 2 transitions, 1 fallback op}}
 func.func @resize_mode(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x32x32xf32> {
   // expected-note @+1 {{on the CPU: nn.resize mode="cubic": target npu-demo-fp16 supports nearest, linear}}
   %y = nn.resize %x {mode = "cubic", scales = [1.0, 1.0, 2.0, 2.0]} : (tensor<1x8x16x16xf32>) -> tensor<1x8x32x32xf32>
@@ -155,7 +155,7 @@ func.func @resize_mode(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x32x32xf32> {
 // CHECK:         nn.lrn
 // CHECK:         nn.div
 // CHECK:         nn.reshape
-// expected-remark @+1 {{0/3 ops on the NPU (0.0%), no MACs, 0 NPU subgraphs, 0 transitions, 3 fallback ops}}
+// expected-remark @+1 {{0/3 ops on the NPU (0.0%), no MACs, 0 NPU subgraphs, 2 transitions, 3 fallback ops}}
 func.func @unsupported_ops(%x: tensor<1x8x8x4xf32>) -> tensor<1x2x2x8x8xf32> {
   // expected-note @+1 {{on the CPU: nn.lrn: not in target npu-demo-fp16's support table}}
   %n = nn.lrn %x {layout = "nhwc", size = 3} : tensor<1x8x8x4xf32>

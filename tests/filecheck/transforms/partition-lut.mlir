@@ -13,7 +13,7 @@
 // CHECK-NEXT:    func.return %t
 // CHECK:       func.func private @lookup_tables_npu0(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> attributes {irc.device = "npu"} {
 // CHECK-NEXT:    %r = nn.relu %x
-// expected-remark @+1 {{partition: target no-lut, mode support: 1/3 ops on the NPU (33.3%), no MACs, 1 NPU subgraph, 1 transition, 2 fallback ops}}
+// expected-remark @+1 {{partition: target no-lut, mode support: 1/3 ops on the NPU (33.3%), no MACs, 1 NPU subgraph, 2 transitions, 2 fallback ops}}
 func.func @lookup_tables(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %r = nn.relu %x : tensor<1x8x4x4xf32>
   // expected-note @+1 {{on the CPU: nn.sigmoid needs a lookup table: target no-lut has none}}

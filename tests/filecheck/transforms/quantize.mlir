@@ -76,9 +76,9 @@ func.func @no_statistics(%x: tensor<4xf32> {irc.name = "x"}) -> tensor<4xf32> {
 // -----
 
 // A gemm with trans_b: its weights (N, K) get one scale per row (axis 0) and alpha is
-// folded into them. The softmax has no quantized form: it reads the dequantized gemm
-// result and its own result stays float, and so does the reshape that only moves
-// the softmax's float values to the output.
+// folded into them. The log_softmax has no quantized form: it reads the dequantized
+// gemm result and its own result stays float, and so does the reshape that only
+// moves the log_softmax's float values to the output.
 
 // CHECK-LABEL: func.func @gemm_softmax(
 // CHECK:         %w_i = nn.constant dense<{{\[\[}}127, 0, 0], [0, -127, 64]]> : tensor<2x3xi8>
@@ -86,13 +86,13 @@ func.func @no_statistics(%x: tensor<4xf32> {irc.name = "x"}) -> tensor<4xf32> {
 // CHECK:         %g = nn.gemm %x_dq, %w_q {trans_b = true}
 // CHECK-NEXT:    %g_q = quant.qcast %g
 // CHECK-NEXT:    %g_dq = quant.dcast %g_q
-// CHECK-NEXT:    %p = nn.softmax %g_dq {axis = 1, irc.float = "nn.softmax has no quantized form"}
+// CHECK-NEXT:    %p = nn.log_softmax %g_dq {axis = 1, irc.float = "nn.log_softmax has no quantized form"}
 // CHECK-NEXT:    %r = nn.reshape %p
 // CHECK-NEXT:    func.return %r
 func.func @gemm_softmax(%x: tensor<1x3xf32> {irc.name = "x"}) -> tensor<2xf32> {
   %w = nn.constant dense<[[1.0, 0.0, 0.0], [0.0, -2.0, 1.0]]> : tensor<2x3xf32>
   %g = nn.gemm %x, %w {alpha = 2.0, trans_b = true} : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32> loc("fc")
-  %p = nn.softmax %g {axis = 1} : tensor<1x2xf32> loc("prob")
+  %p = nn.log_softmax %g {axis = 1} : tensor<1x2xf32> loc("prob")
   %r = nn.reshape %p : (tensor<1x2xf32>) -> tensor<2xf32> loc("flat")
   func.return %r : tensor<2xf32>
 }

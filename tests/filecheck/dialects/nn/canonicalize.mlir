@@ -275,6 +275,27 @@ func.func @transpose_of_unit_axes(%x: tensor<1x1x1x8xf32>, %y: tensor<1x3x1x8xf3
 
 // -----
 
+// A gather at one constant index (a scalar, or one entry) selects a slice: a slice of
+// that entry and a reshape that drops the axis (torch's q, k, v = qkv[0], qkv[1],
+// qkv[2]); an index of two entries stays a gather.
+// CHECK-LABEL: func.func @gather_one_index
+// CHECK-NEXT: %[[K:.*]] = nn.constant dense<[0, 1]> : tensor<2xi64>
+// CHECK-NEXT: %[[A:.*]] = nn.slice %x {axes = [0], ends = [3], starts = [2], steps = [1]} : (tensor<3x2x4xf32>) -> tensor<1x2x4xf32>
+// CHECK-NEXT: %{{.*}} = nn.reshape %[[A]] : (tensor<1x2x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT: %[[B:.*]] = nn.slice %x {axes = [1], ends = [2], starts = [1], steps = [1]} : (tensor<3x2x4xf32>) -> tensor<3x1x4xf32>
+// CHECK-NEXT: %{{.*}} = nn.gather %x, %[[K]] {axis = 1}
+func.func @gather_one_index(%x: tensor<3x2x4xf32>) -> (tensor<2x4xf32>, tensor<3x1x4xf32>, tensor<3x2x4xf32>) {
+  %i = nn.constant dense<2> : tensor<i64>
+  %j = nn.constant dense<-1> : tensor<1xi64>
+  %k = nn.constant dense<[0, 1]> : tensor<2xi64>
+  %a = nn.gather %x, %i : (tensor<3x2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  %b = nn.gather %x, %j {axis = 1} : (tensor<3x2x4xf32>, tensor<1xi64>) -> tensor<3x1x4xf32>
+  %c = nn.gather %x, %k {axis = 1} : (tensor<3x2x4xf32>, tensor<2xi64>) -> tensor<3x2x4xf32>
+  func.return %a, %b, %c : tensor<2x4xf32>, tensor<3x1x4xf32>, tensor<3x2x4xf32>
+}
+
+// -----
+
 // Multiplying by 1, dividing by 1, raising to the power 1, adding or subtracting 0
 // (constant splats) return the other operand, on either side where the op commutes.
 // CHECK-LABEL: func.func @neutral_elements

@@ -89,8 +89,8 @@ func.func @view_space() attributes {npu.sram_bytes = 4096} {
 // -----
 
 func.func @view_element_type() attributes {npu.sram_bytes = 4096} {
-  // expected-error @+1 {{result #0 must hold i8, ui8, i32 or f32 elements, got i16}}
-  %v = npu.view sram[0] : memref<4xi16, "sram">
+  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32 or f32 elements, got i64}}
+  %v = npu.view sram[0] : memref<4xi64, "sram">
   func.return
 }
 

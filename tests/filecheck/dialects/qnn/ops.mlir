@@ -112,6 +112,24 @@ func.func @lut(%x: tensor<8x!quant.uniform<i8:f32, 0.1>>) -> tensor<8x!quant.uni
   func.return %y : tensor<8x!quant.uniform<i8:f32, 0.1>>
 }
 
+// A softmax over the last axis: the exp table of s_in = 0.1 in Q15 and the
+// multiplier of 2^-15 / s_out (2^30 * 2^-37 = 2^-7 for s_out = 1/256).
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> {
+  // CHECK-NEXT: %p = qnn.softmax %x {multiplier = 1073741824, shift = 6, table = [32767, 29649, {{.*}}, 0, 0]} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %p = qnn.softmax %x {multiplier = 1073741824, shift = 6, table = [32767, 29649, 26827, 24274, 21964, 19874, 17983, 16272, 14723, 13322, 12054, 10907, 9869, 8930, 8080, 7311, 6616, 5986, 5416, 4901, 4435, 4013, 3631, 3285, 2973, 2690, 2434, 2202, 1993, 1803, 1631, 1476, 1336, 1209, 1094, 989, 895, 810, 733, 663, 600, 543, 491, 445, 402, 364, 329, 298, 270, 244, 221, 200, 181, 164, 148, 134, 121, 110, 99, 90, 81, 73, 66, 60, 54, 49, 45, 40, 36, 33, 30, 27, 24, 22, 20, 18, 16, 15, 13, 12, 11, 10, 9, 8, 7, 7, 6, 5, 5, 4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  func.return %p : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+}
+
+// A layer norm over the last axis (4 channels): gamma * 2^10 as weights, beta *
+// 2^21 as biases, the multiplier of 2^-21 / s_out.
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>> {
+  // CHECK-NEXT: %y = qnn.layer_norm %x {biases = [209715, 0, -104858, 0], epsilon_term = 64, multiplier = 2137224968, shift = 15, weights = [1024, 1126, 922, 2047]} : (tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+  %y = qnn.layer_norm %x {biases = [209715, 0, -104858, 0], epsilon_term = 64, multiplier = 2137224968, shift = 15, weights = [1024, 1126, 922, 2047]} : (tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+  func.return %y : tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+}
+
 // nn ops that only move values apply to quantized tensors as they are.
 // CHECK-LABEL: func.func @nn_on_quantized
 func.func @nn_on_quantized(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>> {

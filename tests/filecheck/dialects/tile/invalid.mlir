@@ -29,8 +29,8 @@ func.func @alloc_dynamic() {
 // -----
 
 func.func @alloc_element() {
-  // expected-error @+1 {{result #0 must hold i8, ui8, i32 or f32 elements, got i16}}
-  %a = tile.alloc : memref<4xi16, "sram">
+  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32 or f32 elements, got i64}}
+  %a = tile.alloc : memref<4xi64, "sram">
   func.return
 }
 

@@ -46,7 +46,7 @@
 // CHECK-NEXT: min_scale = 1
 // CHECK-NEXT: max_scale = 8
 // CHECK:      # Not supported (run on the host):
-// CHECK-NEXT: #   cast, ceil, celu, constant_of_shape, div,
+// CHECK-NEXT: #   cast, ceil, celu, constant_of_shape, cumsum, div,
 
 // A target file: `lut.entries` is not written for a target without a lookup table.
 // RUN: irc-target show %S/Inputs/my-npu.toml | FileCheck %s --check-prefix=FILE
