@@ -132,26 +132,39 @@ def compiled(model: Path, target: str, tmp_path: Path, **options) -> tuple[Compi
     return result, out
 
 
-def integer_reference(model: Path, pipeline: str, inputs: dict[str, np.ndarray]) -> dict:
-    """The outputs of the compile's own pipeline run up to `lower-to-qnn` (the int8
-    `qnn` module), in the qnn interpreter."""
-    module = load_module("test", model, {})
+def integer_reference(
+    model: Path,
+    pipeline: str,
+    inputs: dict[str, np.ndarray],
+    input_shapes: dict[str, list[int]] | None = None,
+    last: str = "lower-to-qnn",
+) -> dict:
+    """The outputs of the compile's own pipeline run up to `last` (by default
+    `lower-to-qnn`: the int8 `qnn` module; `quantize`: the QDQ form), in the
+    interpreter."""
+    module = load_module("test", model, input_shapes or {})
     with collect_diagnostics():
         for module_pass in parse_pipeline(pipeline, require_anchor=True):
             module_pass.apply(make_context(), module)
-            if module_pass.name == "lower-to-qnn":
+            if module_pass.name == last:
                 break
     return run_function(module, inputs)
 
 
-def assert_bit_exact(result: CompileResult, model: Path, package: Path, seed: int = 0) -> None:
+def assert_bit_exact(
+    result: CompileResult,
+    model: Path,
+    package: Path,
+    seed: int = 0,
+    input_shapes: dict[str, list[int]] | None = None,
+) -> None:
     session = Session(package)
     rng = np.random.default_rng(seed)
     inputs = {
         spec["name"]: rng.standard_normal(spec["shape"]).astype(np.float32)
         for spec in session.package.inputs
     }
-    expected = integer_reference(model, result.pipeline, inputs)
+    expected = integer_reference(model, result.pipeline, inputs, input_shapes)
     got = session.run(inputs)
     assert got.keys() == expected.keys()
     for name, array in expected.items():

@@ -552,3 +552,13 @@ def test_integer_sqrt_is_exact_where_float64_rounds() -> None:
     from math import isqrt
 
     assert fixed_point.integer_sqrt(values).tolist() == [isqrt(int(v)) for v in values]
+
+
+def test_quantize_maps_nan_to_the_zero_point_and_infinities_to_the_ends() -> None:
+    element = UniformQuantizedType.make(0.1, -7, signed=True)
+    stored = quantize(np.array([np.nan, np.inf, -np.inf, -np.nan, 0.3], np.float32), element)
+    assert stored.tolist() == [-7, 127, -128, -7, -4]
+    # A lookup table of sqrt: the negative half of the input range is NaN.
+    table = scheme.build_lut(np.sqrt, element, UniformQuantizedType.make(0.05, -128))
+    assert table[:121].tolist() == [-128] * 121  # sqrt(x < 0) -> NaN -> 0.0 -> -128
+    assert table[-1] == np.clip(round(np.sqrt(13.4) / 0.05) - 128, -128, 127)

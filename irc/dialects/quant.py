@@ -316,6 +316,10 @@ class _CastOp(IRDLOperation):
 class QuantizeCastOp(_CastOp):
     """Quantize floats: stored = clamp(round_half_even(x / scale) + zero_point).
 
+    +-inf saturates to the ends of the storage range and NaN becomes the zero point
+    (the real 0), on every CPU: a lookup table of sqrt or log over negative inputs
+    is well defined.
+
     %q = quant.qcast %x : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.1>>
     """
 

@@ -32,11 +32,15 @@ def _parameters(
 
 
 def quantize(x: np.ndarray, element: quant.UniformQuantizedType) -> np.ndarray:
-    """stored = clamp(round_half_even(x / scale) + zero_point, storage range)."""
+    """stored = clamp(round_half_even(x / scale) + zero_point, storage range); NaN
+    becomes the zero point (the real 0), +-inf the range's ends."""
     scales, zero_points = _parameters(element, x.ndim, x.dtype)
     low, high = element.storage_range
-    with np.errstate(over="ignore"):  # a huge x / scale saturates like any other
+    with np.errstate(over="ignore", invalid="ignore"):  # huge x / scale saturates
         steps = np.rint(x / scales)
+    # NaN (a lookup table of sqrt or log over negative inputs) has no integer: cast, it
+    # would give whatever the CPU's conversion gives. It is quantized as 0.
+    steps = np.where(np.isnan(steps), 0, steps)
     # Clipped before the cast to integers: +-inf (a lookup table of exp over a wide
     # range) saturates to the range's ends; cast first, it would wrap to int64's minimum.
     stored = np.clip(steps + zero_points, low, high)

@@ -62,8 +62,12 @@ quantized before it runs, every float at one byte too):
   (`cost.op_ddr_bytes`); a view, and a MAC layer's output stage, take nothing;
 - an op on the CPU takes `macs / host.macs_per_second + elements /
   host.elements_per_second`;
-- every transfer takes `bytes / host.bandwidth_bytes_per_second`, and every
-  transition `host.transition_seconds` (the synchronisation of the two devices);
+- every transition transfer, and every function argument a host op reads or result
+  it computes, takes `bytes / host.bandwidth_bytes_per_second` (what a host call
+  copies); input and output transfers take nothing, since the runtime places the
+  arguments in DDR and reads the results outside the stream, as the simulator times
+  it; every transition takes `host.transition_seconds` (the synchronisation of the
+  two devices);
 - the estimate of a function is the sum of all of these.
 
 In `mode=cost`, each round evaluates moving to the CPU each NPU subgraph as a whole,
@@ -400,7 +404,11 @@ def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts)
     found = crossings(graph, device)
     npu_seconds = sum(costs.npu(op) for op in graph.nodes if device[op] == NPU)
     cpu_seconds = sum(costs.host(op) for op in graph.nodes if device[op] == CPU)
-    copied = sum(costs.bytes(crossing.value) for crossing in found)
+    copied = sum(
+        costs.bytes(crossing.value)
+        for crossing in found
+        if crossing.kind is TransferKind.TRANSITION
+    ) + sum(costs.bytes(value) for value in _host_edges(graph, device))
     return Estimate(
         device,
         phases,
@@ -410,6 +418,25 @@ def estimate(graph: FunctionGraph, device: dict[Operation, str], costs: OpCosts)
         cost.copy_seconds(copied, costs.target),
         costs.target.host.transition_seconds,
     )
+
+
+def _host_edges(graph: FunctionGraph, device: dict[Operation, str]) -> list[SSAValue]:
+    """The function's arguments that host ops read and the results host ops compute.
+
+    As the simulator times a package: the runtime places the arguments in DDR and
+    reads the results from it outside the stream (input and output transfers cost
+    nothing there), while a host call copies its arguments and results at the host's
+    bandwidth, function arguments and results included."""
+    edges: list[SSAValue] = [
+        argument
+        for argument in graph.block.args
+        if any(device.get(use.operation) == CPU for use in argument.uses)
+    ]
+    for value in dict.fromkeys(graph.terminator.operands):
+        owner = value.owner
+        if isinstance(owner, Operation) and device.get(owner) == CPU:
+            edges.append(value)
+    return edges
 
 
 # --------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@
 // The figures, by hand (npu-demo; one byte per element):
 // - MACs: %a 8*8*16*16*9 = 147,456 (NPU), %s 2*2*16*16*9 = 9,216 (CPU: stride 3).
 // - copies: %x in (1,024 bytes), %r out (64), %a and %s at the two transitions
-//   (1,024 + 64): 2,176 bytes, 1.088 us at 2 GB/s; with 2 x 50 us of transitions,
-//   101.088 us.
+//   (1,024 + 64): 2,176 bytes. The runtime places inputs and reads outputs outside
+//   the stream, so the estimate charges the transition copies only: 1,088 bytes,
+//   0.544 us at 2 GB/s; with 2 x 50 us of transitions, 100.544 us.
 // - NPU: %a takes max(147,456 / 256 / 500 MHz + 1,024 / 16 / 500 MHz, 100 cycles +
 //   2,304 bytes of weights at 1 GB/s) = max(1.280, 2.504) us; %r 64 / 16 / 500 MHz =
 //   0.008 us: 2.512 us.
@@ -75,8 +76,8 @@
 // JSON-NEXT:   "estimated_us": {
 // JSON-NEXT:     "npu": 2.512,
 // JSON-NEXT:     "cpu": 6.784,
-// JSON-NEXT:     "transfers": 101.088,
-// JSON-NEXT:     "total": 110.384
+// JSON-NEXT:     "transfers": 100.544,
+// JSON-NEXT:     "total": 109.84
 // JSON-NEXT:   },
 // JSON-NEXT:   "fallbacks": [
 // JSON-NEXT:     {
@@ -106,7 +107,7 @@
 // TEXT-NEXT:   NPU subgraphs: 2
 // TEXT-NEXT:   transitions: 2
 // TEXT-NEXT:   transfers: input 1 (1,024 bytes), output 1 (64 bytes), at transitions 2 (1,088 bytes); 2,176 bytes in all
-// TEXT-NEXT:   estimated time: NPU 2.512 us, CPU 6.784 us, transfers 101.088 us, total 110.384 us
+// TEXT-NEXT:   estimated time: NPU 2.512 us, CPU 6.784 us, transfers 100.544 us, total 109.840 us
 // TEXT-NEXT:   @main_npu0 (from @main): 1 op, 147,456 MACs
 // TEXT-NEXT:   @main_npu1 (from @main): 1 op, 0 MACs
 // TEXT-NEXT:   fallback ops: 2
