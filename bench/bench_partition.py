@@ -7,8 +7,9 @@ CNN, the attention block, a MobileNetV2-style network) is compiled by
 `irc.driver.pipeline.compile_model` twice per target, with `--partition support` and
 `--partition cost`, and the package's simulated cycles are printed side by side with
 the number of host ops of each. Simulated cycles are deterministic: the figures do not
-depend on the machine. `cost` may be the default of `irc-compile` only if it is never
-slower than `support` (docs/partitioning.md records the run).
+depend on the machine. `cost` is the default of `irc-compile` while it is never
+slower than `support` by more than its estimates' error (docs/partitioning.md and
+docs/benchmarks.md record the run and the exceptions).
 """
 
 from __future__ import annotations

@@ -224,6 +224,7 @@ def test_pipeline_order_and_options() -> None:
     names = [p.name for p in graph_opt_class().pipeline()]  # type: ignore[attr-defined]
     assert names == [
         "canonicalize",
+        "fuse-norms",
         "fold-batchnorm",
         "fuse-pad",
         "canonicalize",

@@ -807,14 +807,16 @@ def test_quantize_static_squeezenet_imports_and_matches_onnxruntime(
         difference = np.abs(output_scale.stored(ours) - output_scale.stored(as_written))
         assert difference.max() <= 1
 
-    # lower-to-qnn makes every conv integer; only the softmax stays float.
+    # lower-to-qnn makes every conv integer, and the softmax (onnxruntime's
+    # QLinearSoftmax) an integer qnn.softmax: no float island is left.
     with collect_diagnostics():
         records = lower_module(module, None)
     verify_module(module)
     names = [op.name for op in module.walk()]
     assert names.count("qnn.conv") == 26 and "nn.conv" not in names
+    assert names.count("qnn.softmax") == 1 and "nn.softmax" not in names
     islands = [op.name for record in records.values() for op in record.float_reasons]
-    assert islands == ["nn.softmax"]
+    assert islands == []
     lowered = run_function(module, light.inputs[0])["softmaxout_1"]
     assert np.abs(output_scale.stored(lowered) - output_scale.stored(kernels)).max() <= 1
 
