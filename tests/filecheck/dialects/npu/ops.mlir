@@ -190,3 +190,22 @@ func.func @main(%arg: tensor<1x8x8x16xi8>, %h: tensor<1x10xf32>) -> (tensor<1x3x
   // CHECK-NEXT: func.return %y, %hy : tensor<1x3x8x8xi8>, tensor<1x10xf32>
   func.return %y, %hy : tensor<1x3x8x8xi8>, tensor<1x10xf32>
 }
+
+// The whole-row commands and the float edges' casts of the vector unit.
+// CHECK-LABEL: func.func @rows
+func.func @rows() attributes {npu.sram_bytes = 4096} {
+  %x = npu.view sram[0] : memref<4x16xi8, "sram">
+  %y = npu.view sram[64] : memref<4x16xi8, "sram">
+  %table = npu.view sram[128] : memref<256xi16, "sram">
+  %p = npu.view sram[640] : memref<16x2xi32, "sram">
+  %f = npu.view sram[768] : memref<4x16xf32, "sram">
+  // CHECK: npu.softmax %x, %table, %y {multiplier = 2139095040, output_zero_point = -128, shift = 7} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
+  npu.softmax %x, %table, %y {multiplier = 2139095040, shift = 7, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
+  // CHECK-NEXT: npu.layer_norm %x, %p, %y {epsilon_term = 4, input_zero_point = 3, multiplier = 2137224968, output_zero_point = -2, shift = 15} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
+  npu.layer_norm %x, %p, %y {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
+  // CHECK-NEXT: npu.quantize %f, %y {scale = 0.0078125, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
+  npu.quantize %f, %y {scale = 0.0078125 : f32, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
+  // CHECK-NEXT: npu.dequantize %y, %f {scale = 0.0078125, zero_point = -128} : memref<4x16xi8, "sram">, memref<4x16xf32, "sram">
+  npu.dequantize %y, %f {scale = 0.0078125 : f32, zero_point = -128} : memref<4x16xi8, "sram">, memref<4x16xf32, "sram">
+  func.return
+}

@@ -404,3 +404,35 @@ func.func @alloc_alternate() {
   %b = tile.alloc {alternate = 64} : memref<4xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @softmax_table(%x: memref<4x16xi8, "sram">, %t: memref<256xi8, "sram">) {
+  // expected-error @+1 {{the table must be 256 i16 entries, got memref<256xi8, "sram">}}
+  tile.softmax %x, %t, %x {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<256xi8, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @softmax_shapes(%x: memref<4x16xi8, "sram">, %t: memref<256xi16, "sram">, %y: memref<4x8xi8, "sram">) {
+  // expected-error @+1 {{the output memref<4x8xi8, "sram"> differs in shape from memref<4x16xi8, "sram">}}
+  tile.softmax %x, %t, %y {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_params(%x: memref<4x16xi8, "sram">, %p: memref<8x2xi32, "sram">) {
+  // expected-error @+1 {{the parameters must be [16, 2] i32 (weight, bias), got memref<8x2xi32, "sram">}}
+  tile.layer_norm %x, %p, %x {multiplier = 2137224968, shift = 15} : memref<4x16xi8, "sram">, memref<8x2xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_multiplier(%x: memref<4x16xi8, "sram">, %p: memref<16x2xi32, "sram">) {
+  // expected-error @+1 {{'multiplier': }}
+  tile.layer_norm %x, %p, %x {multiplier = 5, shift = 15} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
