@@ -10,7 +10,7 @@ input checking.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +80,9 @@ class Case:
     opset: int = 21
     result_shapes: list[tuple[int, ...]] | None = None
     """Result shapes for ops whose result type is not inferred (same element type)."""
+    onnx_nodes: Callable[[list[str], list[str]], list[onnx.NodeProto]] | None = None
+    """For an op that ONNX has no node of: the nodes that compute it, from the input
+    and output names (instead of one `onnx_op` node)."""
 
 
 def case(name: str, op: type[nn.NNOp], inputs: list[np.ndarray], onnx_op: str, **kwargs):
@@ -132,9 +135,14 @@ def run_onnxruntime(test: Case, outputs: int) -> list[np.ndarray]:
         initializers.append(numpy_helper.from_array(value, f"c{index}"))
         extra_names.append(f"c{index}")
     output_names = [f"y{i}" for i in range(outputs)]
-    node = helper.make_node(test.onnx_op, names + extra_names, output_names, **test.onnx_attrs)
+    if test.onnx_nodes is not None:
+        nodes = test.onnx_nodes(names, output_names)
+    else:
+        nodes = [
+            helper.make_node(test.onnx_op, names + extra_names, output_names, **test.onnx_attrs)
+        ]
     graph = helper.make_graph(
-        [node],
+        nodes,
         "single_op",
         [
             helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
@@ -190,6 +198,17 @@ def unary(name: str, op: type[nn.NNOp], onnx_op: str, x: np.ndarray | None = Non
 def binary(name: str, op: type[nn.NNOp], onnx_op: str, lhs: np.ndarray, rhs: np.ndarray):
     """A broadcasting binary row."""
     return case(name, op, [lhs, rhs], onnx_op)
+
+
+def masked_softmax_nodes(inputs: list[str], outputs: list[str]) -> list[onnx.NodeProto]:
+    """nn.masked_softmax in ONNX: Where(mask, -inf, x), then Softmax."""
+    x, mask = inputs
+    fill = helper.make_tensor("fill", onnx.TensorProto.FLOAT, [], [-np.inf])
+    return [
+        helper.make_node("Constant", [], ["fill"], value=fill),
+        helper.make_node("Where", [mask, "fill", x], ["masked"]),
+        helper.make_node("Softmax", ["masked"], outputs, axis=-1),
+    ]
 
 
 # A float32 tensor with exact zeros and ties, for ops with kinks (relu, floor, ...).
@@ -800,6 +819,20 @@ CASES = [
         props={"axis": 0},
         onnx_attrs={"axis": 0},
     ),
+    case(
+        "masked_softmax_causal",
+        nn.MaskedSoftmaxOp,
+        [randn(2, 3, 5, 5) * 4, np.triu(np.ones((5, 5), bool), 1)],
+        "",
+        onnx_nodes=masked_softmax_nodes,
+    ),
+    case(
+        "masked_softmax_broadcast_rows",
+        nn.MaskedSoftmaxOp,
+        [randn(4, 6) * 4, np.array([[True, False, False, True, False, False]])],
+        "",
+        onnx_nodes=masked_softmax_nodes,
+    ),
     case("softmax_large_values", nn.SoftmaxOp, [randn(2, 6) * 100], "Softmax"),
     case("softmax_f16", nn.SoftmaxOp, [randn(3, 7).astype(np.float16) * 4], "Softmax"),
     case("log_softmax_last", nn.LogSoftmaxOp, [randn(3, 10) * 5], "LogSoftmax"),
@@ -1388,3 +1421,13 @@ func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
     with pytest.raises(IrcError, match="has no data") as failure:
         run_function(module, [randn(64)])
     assert "elided.mlir:3:" in str(failure.value)
+
+
+def test_masked_softmax_of_a_row_masked_entirely_is_zero() -> None:
+    # Where(mask, -inf, x) then Softmax gives NaN there; nn.masked_softmax defines 0,
+    # as the integer softmax does (and the rows around it are unaffected).
+    x = randn(3, 4)
+    mask = np.array([[False, True, False, False], [True] * 4, [False] * 4])
+    (ours,) = evaluate_op(build(Case(nn.MaskedSoftmaxOp, [x, mask])), [x, mask])
+    np.testing.assert_array_equal(ours[1], np.zeros(4, np.float32))
+    assert ours[0, 1] == 0 and np.isclose(ours[0].sum(), 1) and np.isclose(ours[2].sum(), 1)

@@ -440,6 +440,55 @@ def test_softmax_is_within_one_step_of_the_float_softmax(
     assert np.mean(difference == 0) >= 0.99
 
 
+@pytest.mark.parametrize("length", [4, 16, 33])
+def test_masked_softmax_is_within_one_step_of_the_float_masked_softmax(length: int) -> None:
+    """A causal mask (row i keeps elements 0..i, as an attention's): the masked
+    elements are the output zero point (probability 0), the others within one step
+    of the float softmax over the kept elements alone, which is what a -inf fill gives."""
+    input_element, _, parameters = _softmax_case(True, 0.05, 1 / 255, -128)
+    mask = np.triu(np.ones((length, length), dtype=np.int8), k=1)
+    stored = RNG.integers(-128, 128, (30, length, length))
+    got = fixed_point.softmax(
+        stored,
+        np.array(parameters["table"]),
+        parameters["multiplier"],
+        parameters["shift"],
+        -128,
+        -128,
+        127,
+        mask=mask,
+    )
+    assert np.all(got[:, mask == 1] == -128)
+    real = dequantize(stored.astype(np.int8), input_element).astype(np.float64)
+    filled = np.where(mask == 1, -np.inf, real)
+    exps = np.exp(filled - filled.max(axis=-1, keepdims=True))
+    probabilities = exps / exps.sum(axis=-1, keepdims=True)
+    expected = np.clip(np.rint(probabilities * 255) - 128, -128, 127)
+    difference = np.abs(got - expected)
+    assert difference.max() <= 1
+    assert np.mean(difference == 0) >= 0.99
+    # The first row keeps one element: it is certain.
+    assert np.all(got[:, 0, 0] == 127)
+
+
+def test_masked_softmax_ignores_the_values_it_masks() -> None:
+    """A masked element takes no part in the maximum or the sum: changing it changes
+    nothing, even when it is the row's largest; a row masked entirely is all zero
+    point (the sum is 0, every probability 0)."""
+    _, _, parameters = _softmax_case(True, 0.1, 1 / 256, -128)
+    table = np.array(parameters["table"])
+    multiplier, shift = parameters["multiplier"], parameters["shift"]
+    mask = np.array([[0, 0, 1, 1], [1, 1, 1, 1]], dtype=np.int8)
+    low = np.array([[10, -20, -128, -128], [1, 2, 3, 4]])
+    high = np.array([[10, -20, 127, 90], [50, 60, 70, 80]])
+    first = fixed_point.softmax(low, table, multiplier, shift, -128, -128, 127, mask=mask)
+    second = fixed_point.softmax(high, table, multiplier, shift, -128, -128, 127, mask=mask)
+    assert first.tolist() == second.tolist()
+    unmasked = fixed_point.softmax(low[:1, :2], table, multiplier, shift, -128, -128, 127)
+    assert first[0, :2].tolist() == unmasked[0].tolist()
+    assert first[0, 2:].tolist() == [-128, -128] and first[1].tolist() == [-128] * 4
+
+
 def test_softmax_of_one_element_or_equal_elements() -> None:
     """One element is certain (1.0, saturated to the type's largest value); n equal
     elements share it evenly."""

@@ -17,7 +17,11 @@ from irc.importers.reference import run_onnxruntime
 from irc.runtime import Session
 
 MODELS = Path(__file__).parent / "data" / "transformers"
-SHAPES = {"encoder_layer": {"tokens": [1, 16, 32]}, "vit": {}}
+SHAPES = {
+    "encoder_layer": {"tokens": [1, 16, 32]},
+    "vit": {},
+    "causal_attention": {"tokens": [1, 16, 32]},
+}
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
@@ -63,18 +67,17 @@ def cosine(x: np.ndarray, y: np.ndarray) -> float:
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 
-def test_the_causal_blocks_layer_norms_fuse_and_its_mask_is_what_stays_float(
-    tmp_path: Path,
-) -> None:
-    """The TorchScript export (opset 14) writes its layer norms as arithmetic:
-    `fuse-norms` makes them `qnn.layer_norm`s. What keeps it off the NPU today is the
-    causal mask (a `where` of -inf over the scores) and the division of the scores by
-    sqrt(d), which have no integer form yet."""
+def test_the_causal_blocks_arithmetic_fuses_into_the_ops_the_npu_runs(tmp_path: Path) -> None:
+    """The TorchScript export (opset 14) writes its layer norms and GELU as arithmetic
+    and its causal mask as a where of -1e4 over the scores: `fuse-norms` makes them
+    two `qnn.layer_norm`s, a lookup table and a masked `qnn.softmax`; the scores'
+    division by sqrt(d) is a requantization."""
     model = MODELS / "causal_attention.onnx"
     result, _ = compiled(model, "edge-2tops", tmp_path, input_shapes={"tokens": [1, 16, 32]})
-    ops = [(op.op, op.reason) for op in result.partition.cpu_ops]
+    assert result.partition.cpu_ops == []
     assert result.tiling is not None
     on_npu = [plan.layer.op for plan in result.tiling.plans]
-    assert [op for op, _ in ops].count("qnn.layer_norm") + on_npu.count("qnn.layer_norm") == 2
-    unsupported = {op for op, reason in ops if "irc has no NPU lowering" in reason}
-    assert unsupported == {"nn.where", "nn.div"}
+    assert on_npu.count("qnn.layer_norm") == 2 and on_npu.count("qnn.softmax") == 1
+    assert on_npu.count("qnn.lut") == 1  # the GELU
+    softmaxes = [e.op for e in result.simulation.events if e.op.name == "npu.softmax"]
+    assert softmaxes and all(op.mask is not None for op in softmaxes)

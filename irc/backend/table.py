@@ -78,7 +78,10 @@ LUT = CommandSpec(
     tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
 )
 SOFTMAX = CommandSpec(  # three passes: the maximum, the exps and their sum, the division
-    tile.SoftmaxOp, npu.SoftmaxOp, "vector", lambda op: ([op.input, op.table], [op.output], 3)
+    tile.SoftmaxOp,
+    npu.SoftmaxOp,
+    "vector",
+    lambda op: ([op.input, *([op.mask] if op.mask else []), op.table], [op.output], 3),
 )
 LAYER_NORM = CommandSpec(  # four passes: the two sums, z, the weights and requantization
     tile.LayerNormOp, npu.LayerNormOp, "vector", lambda op: ([op.input, op.params], [op.output], 4)

@@ -413,7 +413,7 @@ def emit_softmax(
     b.em.add(
         create(
             tile.SoftmaxOp,
-            [tiles[0], state["table"], out],
+            [*tiles, state["table"], out],  # the input, and the mask of nn.masked_softmax
             multiplier=props.int("multiplier"),
             shift=props.int("shift"),
             output_zero_point=zero_point_of(op.results[0]) or None,

@@ -1210,6 +1210,39 @@ class SoftmaxOp(AxisUnaryOp):
 
 
 @irdl_op_definition
+class MaskedSoftmaxOp(NNOp):
+    """Softmax along the last axis over the elements where `mask` is false: those
+    where it is true (an i1 constant that broadcasts to `input`, such as an
+    attention's causal mask) get probability 0, as if they were -inf; a row masked
+    entirely is all 0.
+
+    `fuse-norms` makes it of `softmax(where(mask, fill, x))` and of
+    `softmax(x + bias)` for a constant fill or bias at or below -1e4, which exporters
+    write for attention masks.
+
+        %p = nn.masked_softmax %x, %mask : (tensor<1x4x16x16xf32>, tensor<16x16xi1>) -> tensor<1x4x16x16xf32>
+    """
+
+    name = "nn.masked_softmax"
+    FLOAT_ONLY: ClassVar[bool] = True
+    input = operand_def(TensorType)
+    mask = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
+        x, mask = operand_types
+        if mask.get_element_type() != i1:
+            raise fail(f"mask must have element type i1, got {mask.get_element_type()}")
+        shape = tuple(x.get_shape())
+        if not shape:
+            raise fail("the input must have at least one axis")
+        if broadcast_shapes(mask.get_shape(), shape) != shape:
+            raise fail(f"mask of shape {list(mask.get_shape())} must broadcast to {list(shape)}")
+        return [x]
+
+
+@irdl_op_definition
 class LogSoftmaxOp(AxisUnaryOp):
     """log(softmax(x)) along `axis` (ONNX opset 13 semantics)."""
 
@@ -1745,6 +1778,7 @@ NN = Dialect(
         ReduceMaxOp,
         ReduceMinOp,
         SoftmaxOp,
+        MaskedSoftmaxOp,
         LogSoftmaxOp,
         ConcatOp,
         SplitOp,

@@ -50,9 +50,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    i8,
     i32,
 )
-from xdsl.ir import Attribute, Dialect
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     base,
     irdl_op_definition,
@@ -686,6 +687,16 @@ class LutOp(QNNOp):
                 )
 
 
+def check_mask(value: SSAValue, shape: Sequence[int]) -> None:
+    """A softmax's mask: i8 (0 keeps, 1 masks) and broadcasting to the input's `shape`."""
+    mask = tensor_type(value)
+    if mask.get_element_type() != i8:
+        raise fail(f"the mask must be an i8 tensor (0 keeps, 1 masks), got {mask}")
+    mask_shape = tuple(mask.get_shape())
+    if len(mask_shape) > len(shape) or broadcast_shapes(mask_shape, shape) != tuple(shape):
+        raise fail(f"the mask of shape {list(mask_shape)} must broadcast to {list(shape)}")
+
+
 def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
     """The checks `qnn.softmax` and `qnn.layer_norm` share: 8-bit per-tensor input and
     result of one shape, a last axis of 1 to `longest` entries, a valid multiplier;
@@ -713,20 +724,31 @@ class SoftmaxOp(QNNOp):
     ranges). `irc.quantize.scheme.softmax_parameters` computes `table` (256 entries in
     [0, 32767], the first 32767) and the multiplier of 2^-15 / s_out.
 
+    An optional `mask` (an i8 tensor of 0 and 1 that broadcasts to the input, from
+    `nn.masked_softmax`) leaves the elements where it is 1 out: they take no part in
+    the maximum or the sum and get probability 0 (the result's zero point); a row
+    masked entirely is all zero point.
+
         %p = qnn.softmax %x {table = [32767, ...], multiplier = 2139095040, shift = 7}
                : (tensor<1x4x16x16x!quant.uniform<i8:f32, 0.05:3>>)
+               -> tensor<1x4x16x16x!quant.uniform<i8:f32, 0.00392156886:-128>>
+        %m = qnn.softmax %x, %causal {...}
+               : (tensor<1x4x16x16x!quant.uniform<i8:f32, 0.05:3>>, tensor<16x16xi8>)
                -> tensor<1x4x16x16x!quant.uniform<i8:f32, 0.00392156886:-128>>
     """
 
     name = "qnn.softmax"
     input = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
     result = result_def(TensorType)
     table = prop_def(ints_constraint())
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
 
     def check(self, props: Props) -> None:
-        _check_rows(self, props, 65536)
+        shape = _check_rows(self, props, 65536)
+        if self.mask is not None:
+            check_mask(self.mask, shape)
         table = props.ints("table") or []
         if len(table) != 256:
             raise fail(f"the table has {len(table)} entries, expected 256")

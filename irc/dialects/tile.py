@@ -63,6 +63,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -1240,9 +1241,11 @@ class LutOp(LutFields):
 class SoftmaxFields(TileOp):
     """The operands, properties and checks of `tile.softmax`, which the `npu` command
     of the same name shares: an 8-bit input and output of one shape, whose last axis
-    the tile holds whole, and the 256-entry i16 exp table."""
+    the tile holds whole, the 256-entry i16 exp table, and an optional i8 mask (1 leaves
+    an element out) that broadcasts to the input."""
 
     input = operand_def(MemRefType)
+    mask = opt_operand_def(MemRefType)
     table = operand_def(MemRefType)
     output = operand_def(MemRefType)
     multiplier = prop_def(IntegerAttr.constr(type=I64))
@@ -1253,6 +1256,16 @@ class SoftmaxFields(TileOp):
         _check_row_op(self, props)
         if shape_of(self.table) != (256,) or element_of(self.table) != i16:
             raise fail(f"the table must be 256 i16 entries, got {buffer(self.table)}")
+        if self.mask is not None:
+            mask, rows = shape_of(self.mask), shape_of(self.input)
+            if (
+                element_of(self.mask) != i8
+                or len(mask) != len(rows)
+                or any(m not in (1, n) for m, n in zip(mask, rows))
+            ):
+                raise fail(
+                    f"the mask {buffer(self.mask)} must be i8 that broadcasts to {buffer(self.input)}"
+                )
 
 
 @irdl_op_definition
@@ -1260,7 +1273,8 @@ class SoftmaxOp(SoftmaxFields):
     """Softmax over the last axis of an 8-bit tile holding whole rows, as `qnn.softmax`
     (irc/ir/fixed_point.py's `softmax`: the exp `table` in Q15, an integer sum and
     reciprocal, the Q15 probability requantized by (`multiplier`, `shift`) to
-    `output_zero_point`, saturated to the output's storage range).
+    `output_zero_point`, saturated to the output's storage range). With a `mask`, the
+    elements where it is 1 are left out of the row (probability 0).
 
         tile.softmax %in, %table, %out {multiplier = 2139095040, shift = 7, output_zero_point = -128}
             : memref<16x16xi8, "sram">, memref<256xi16, "sram">, memref<16x16xi8, "sram">

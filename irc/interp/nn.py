@@ -952,6 +952,17 @@ class NNFunctions(InterpreterFunctions):
         shifted, log_total = _softmax_parts(x, op.props().int("axis") or 0)
         return (np.exp(shifted - log_total).astype(x.dtype),)
 
+    @impl(nn.MaskedSoftmaxOp)
+    def run_masked_softmax(
+        self, interpreter: Interpreter, op: nn.MaskedSoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        x, mask = args[0], np.broadcast_to(np.asarray(args[1], dtype=bool), args[0].shape)
+        values = np.where(mask, -np.inf, x.astype(np.float64))
+        peak = values.max(axis=-1, keepdims=True)
+        exps = np.exp(values - np.where(np.isfinite(peak), peak, 0.0))
+        total = exps.sum(axis=-1, keepdims=True)
+        return ((exps / np.where(total > 0, total, 1.0)).astype(x.dtype),)
+
     @impl(nn.CumSumOp)
     def run_cumsum(
         self, interpreter: Interpreter, op: nn.CumSumOp, args: PythonValues

@@ -252,6 +252,7 @@ class QNNFunctions(InterpreterFunctions):
             output.zero_point_values[0],
             low,
             high,
+            mask=args[1] if len(args) > 1 else None,
         )
         return (result.astype(_result_dtype(op)),)
 

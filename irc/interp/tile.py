@@ -503,7 +503,7 @@ class TileFunctions(InterpreterFunctions):
     def run_softmax(
         self, interpreter: Interpreter, op: tile.SoftmaxOp, args: PythonValues
     ) -> PythonValues:
-        source, table, output = args
+        source, *mask, table, output = args
         props = op.props()
         low, high = tile.storage_range(tile.element_of(op.output))
         result = fixed_point.softmax(
@@ -514,6 +514,7 @@ class TileFunctions(InterpreterFunctions):
             props.int("output_zero_point") or 0,
             low,
             high,
+            mask=mask[0] if mask else None,
         )
         _store(output, result)
         return ()

@@ -215,6 +215,7 @@ def softmax(
     zero_point: int,
     clamp_min: int,
     clamp_max: int,
+    mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """The integer softmax of 8-bit values over the last axis, as int64.
 
@@ -232,14 +233,29 @@ def softmax(
     with `requantize` the rounding rule of every integer op, its multiplier that of
     2^-15 / s_out. `e * R` stays below 2^31, so every product fits int32 but the
     output stage's 64-bit one.
+
+    With a `mask` (nonzero where an element is left out, broadcasting to `stored`), the
+    maximum and the sum run over the other elements and a masked element's e is 0:
+    its probability is 0, its output the zero point. A row masked entirely has S = 0
+    and every p = 0.
     """
     values = np.asarray(stored).astype(np.int64)
     if values.size == 0:
         return values
     entries = np.asarray(table, dtype=np.int64)
-    distance = values.max(axis=-1, keepdims=True) - values
+    masked = None if mask is None else np.broadcast_to(np.asarray(mask) != 0, values.shape)
+    kept = values if masked is None else np.where(masked, np.iinfo(np.int64).min, values)
+    peak = kept.max(axis=-1, keepdims=True)
+    if masked is not None:
+        peak = np.where(
+            masked.all(axis=-1, keepdims=True), values.max(axis=-1, keepdims=True), peak
+        )
+    distance = np.clip(peak - values, 0, entries.size - 1)
     exps = entries[distance]
+    if masked is not None:
+        exps = np.where(masked, 0, exps)
     total = exps.sum(axis=-1, keepdims=True)
+    total = np.maximum(total, 1)  # a row masked entirely: every e is 0, and so every p
     # bit_length of each sum, exactly: frexp of a float64 holding an integer below 2^53.
     bits = np.frexp(total.astype(np.float64))[1].astype(np.int64)
     reciprocal = np.left_shift(np.int64(1), bits + SOFTMAX_FRACTION_BITS) // total

@@ -3,7 +3,9 @@
 - `parse_module` parses MLIR text into a module. Every op without an explicit `loc(...)`
   gets the `file:line:col` where it was written, as MLIR's parser does, so that
   verifier errors point into the file. Weights printed as `dense_resource<...>` are
-  loaded back from the file's resource section or from its sidecar.
+  loaded back from the file's resource section or from its sidecar. A hexadecimal
+  element of a float `dense<...>` is its bit pattern, as in MLIR (xDSL prints -inf
+  and NaN that way, and would read them back as integers).
 - `split_input` cuts a file at lines that are exactly `// -----`, keeping line numbers.
 - `print_module` / `write_module` print a module with a chosen `WeightsMode`.
 - `verify_module` runs every op's verifier and reports all failures with locations.
@@ -23,11 +25,15 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     AnyDenseElement,
+    AnyFloat,
     BytesAttr,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FileLineColLoc,
+    IndexType,
     IntAttr,
+    IntegerType,
     LocationAttr,
     MemRefType,
     ModuleOp,
@@ -39,7 +45,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Operation
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -86,6 +92,12 @@ class LocatingParser(Parser):
             op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
         return op
 
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        if self._current_token.text[:2] in ("0x", "0X"):
+            element = super()._parse_tensor_literal_element()
+            return _BitPatternElement(element.is_negative, element.value, element.span)
+        return super()._parse_tensor_literal_element()
+
     def at_end(self) -> bool:
         """True if the input holds nothing but whitespace and comments."""
         return self._current_token.kind == MLIRTokenKind.EOF
@@ -93,6 +105,22 @@ class LocatingParser(Parser):
     def current_span(self) -> Span:
         """The span of the token the parser is looking at."""
         return self._current_token.span
+
+
+class _BitPatternElement(Parser._TensorLiteralElement):
+    """A hexadecimal tensor-literal element: for a float type, its bit pattern."""
+
+    def to_type(
+        self,
+        parser: AttrParser,
+        type: AnyFloat | IntegerType | IndexType | ComplexType,
+    ) -> float | int | tuple[int, int] | tuple[float, float]:
+        if isinstance(type, AnyFloat) and isinstance(self.value, int):
+            if self.value.bit_length() > type.bitwidth:
+                parser.raise_error("hexadecimal float constant out of range for type", self.span)
+            raw = self.value.to_bytes(type.compile_time_size, "little")
+            return next(type.iter_unpack(raw))
+        return super().to_type(parser, type)
 
 
 def split_input(text: str) -> list[str]:

@@ -114,6 +114,7 @@ ROLES: dict[type[Operation], Role] = {
     nn.MatMulOp: Role.MATMUL,
     nn.AddOp: Role.ARITHMETIC,
     nn.MulOp: Role.ARITHMETIC,
+    nn.DivOp: Role.ARITHMETIC,
     nn.AveragePoolOp: Role.ARITHMETIC,
     nn.GlobalAveragePoolOp: Role.ARITHMETIC,
     nn.SigmoidOp: Role.LOOKUP,
@@ -131,6 +132,7 @@ ROLES: dict[type[Operation], Role] = {
     nn.ExpOp: Role.LOOKUP,
     nn.ErfOp: Role.LOOKUP,
     nn.SoftmaxOp: Role.NORMALIZE,
+    nn.MaskedSoftmaxOp: Role.NORMALIZE,
     nn.LayerNormOp: Role.NORMALIZE,
     nn.MaxPoolOp: Role.SHARED,
     nn.GlobalMaxPoolOp: Role.SHARED,
@@ -267,6 +269,10 @@ def _weight_operands(op: Operation) -> tuple[int, ...]:
         return (1,)
     if isinstance(op, nn.LayerNormOp):
         return (1, 2)  # gamma and beta: float constants the lowering folds in
+    if isinstance(op, nn.DivOp):
+        return (1,)  # the divisor: a constant the requantization folds in
+    if isinstance(op, nn.MaskedSoftmaxOp):
+        return (1,)  # the mask: i1, not a number
     return ()
 
 
@@ -295,7 +301,18 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
             if index < len(op.operands) and constant_array(op.operands[index]) is None:
                 what = "weights" if index == 1 else "bias"
                 return f"its {what} are not constants with data"
-    if isinstance(op, nn.SoftmaxOp | nn.LayerNormOp):
+    if isinstance(op, nn.DivOp):
+        divisor = constant_array(op.operands[1])
+        if (
+            divisor is None
+            or divisor.size != 1
+            or not np.isfinite(divisor).all()
+            or float(divisor.reshape(-1)[0]) <= 0
+        ):
+            return "it divides by something other than a positive constant scalar"
+    if isinstance(op, nn.MaskedSoftmaxOp) and constant_array(op.operands[1]) is None:
+        return "its mask is not a constant with data"
+    if isinstance(op, nn.SoftmaxOp | nn.MaskedSoftmaxOp | nn.LayerNormOp):
         rank = len(tensor_type(op.operands[0]).get_shape())
         axis = op.props().int("axis")
         if axis is not None and axis % max(rank, 1) != rank - 1:
@@ -306,7 +323,8 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
                 return "its scale and bias are not constants with data"
     if isinstance(op, nn.ResizeOp) and op.props().str("mode") != "nearest":
         return f'resize mode "{op.props().str("mode")}" computes new values'
-    for value in [*op.operands, *op.results]:
+    numbers = op.operands[:1] if isinstance(op, nn.MaskedSoftmaxOp) else op.operands
+    for value in [*numbers, *op.results]:
         if not _is_f32_tensor(value):
             return f"it computes on {tensor_type(value).get_element_type()}, not f32"
     return None
@@ -404,7 +422,7 @@ def plan_function(function: FuncOp, stats: RangeSource, config: QuantizeConfig) 
 
     def own_range(value: SSAValue) -> tuple[float, float] | None:
         if value not in ranges:
-            if isinstance(value.owner, nn.SoftmaxOp):
+            if isinstance(value.owner, nn.SoftmaxOp | nn.MaskedSoftmaxOp):
                 # Probabilities lie in [0, 1]: the whole interval, as TFLite and
                 # onnxruntime quantize them; a calibrated maximum below 1 would
                 # saturate the confident rows of inputs calibration did not see.

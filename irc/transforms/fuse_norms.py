@@ -1,4 +1,7 @@
-"""`fuse-norms`: turn a layer norm written as its arithmetic back into `nn.layer_norm`.
+"""`fuse-norms`: turn a layer norm written as its arithmetic back into `nn.layer_norm`,
+an attention mask applied before a softmax into `nn.masked_softmax`, and the exact
+GELU written with erf into `nn.gelu`: one op each that the quantizer and the NPU take
+whole (an integer layer norm, an integer masked softmax, a lookup table).
 
 The rewrites are the rules of irc/rules/fuse-norms.rules; this module holds the
 natives the rules call (whether a reduce_mean reduces the last axis with its
@@ -113,10 +116,130 @@ def ones_of_last_axis(context: RuleContext, source: SSAValue | Operation) -> SSA
     return _constant(context, np.ones(shape(source)[-1], dtype=dtype_of(element)))
 
 
+# --------------------------------------------------------------------------------------
+# Masked softmax
+
+MASK_FILL_LIMIT = -1.0e4
+"""The largest fill (or bias) that masks a softmax's element: exp(-1e4 - m) is 0 in
+float32 for any row maximum m above -9,900, so the masked softmax computes what the
+softmax of the filled scores computed. Exporters write -inf, -1e4, -1e9 or float32's
+lowest."""
+
+
+@constraint()
+def over_last_axis(op: Operation) -> bool:
+    """A softmax along its input's last axis."""
+    dims = shape(op.operands[0])
+    axis = op.props().int("axis")  # type: ignore[attr-defined]
+    return (
+        bool(dims) and nn.normalize_axis(-1 if axis is None else axis, len(dims)) == len(dims) - 1
+    )
+
+
+@constraint()
+def is_mask_fill(binding: SSAValue | Operation) -> bool:
+    """A float constant scalar at or below MASK_FILL_LIMIT (-inf included)."""
+    data = constant_data(binding)
+    return (
+        data is not None
+        and data.size == 1
+        and data.dtype.kind == "f"
+        and float(data.reshape(-1)[0]) <= MASK_FILL_LIMIT
+    )
+
+
+def _masks_some_but_no_row(mask: np.ndarray, source: SSAValue | Operation) -> bool:
+    dims = shape(source)
+    if mask.ndim > len(dims):
+        return False
+    try:
+        full = np.broadcast_to(mask, dims)
+    except ValueError:
+        return False
+    return bool(full.any()) and not bool(full.all(axis=-1).any())
+
+
+@constraint()
+def masks_no_row(binding: SSAValue | Operation, source: SSAValue | Operation) -> bool:
+    """An i1 constant that broadcasts to `source`, masks some element and leaves every
+    row of the last axis at least one element: where a row is masked entirely, the
+    filled softmax is uniform but the masked softmax 0."""
+    data = constant_data(binding)
+    return data is not None and data.dtype == np.bool_ and _masks_some_but_no_row(data, source)
+
+
+@constraint()
+def keeps_some_in_every_row(binding: SSAValue | Operation, source: SSAValue | Operation) -> bool:
+    """`masks_no_row` of the logical not of an i1 constant (the elements it keeps)."""
+    data = constant_data(binding)
+    return data is not None and data.dtype == np.bool_ and _masks_some_but_no_row(~data, source)
+
+
+@constraint()
+def is_mask_bias(binding: SSAValue | Operation, source: SSAValue | Operation) -> bool:
+    """A float constant of zeros and values at or below MASK_FILL_LIMIT (an additive
+    attention mask) that broadcasts to `source` and masks no row entirely."""
+    data = constant_data(binding)
+    if data is None or data.dtype.kind != "f":
+        return False
+    masked = data <= MASK_FILL_LIMIT
+    return bool(np.all(masked | (data == 0))) and _masks_some_but_no_row(masked, source)
+
+
+def _mask_constant(context: RuleContext, mask: np.ndarray, like: SSAValue | Operation) -> SSAValue:
+    constant = context.insert(nn.ConstantOp.from_array(np.ascontiguousarray(mask)))
+    constant.results[0].name_hint = value_of(like).name_hint
+    return constant.results[0]
+
+
+@helper(builds_ops=True)
+def inverted(context: RuleContext, binding: SSAValue | Operation) -> SSAValue:
+    """The logical not of an i1 constant: where(c, x, fill) masks where c is false."""
+    data = constant_data(binding)
+    assert data is not None
+    return _mask_constant(context, ~data, binding)
+
+
+@helper(builds_ops=True)
+def mask_of_bias(context: RuleContext, binding: SSAValue | Operation) -> SSAValue:
+    """The i1 mask of an additive mask (`is_mask_bias`): true where it masks."""
+    data = constant_data(binding)
+    assert data is not None
+    return _mask_constant(context, data <= MASK_FILL_LIMIT, binding)
+
+
+# --------------------------------------------------------------------------------------
+# GELU
+
+_SQRT2 = float(np.sqrt(2.0))
+
+
+@constraint()
+def scales_by_inverse_sqrt2(binding: SSAValue | Operation, source: SSAValue | Operation) -> bool:
+    """`binding` is x / sqrt(2) or x * (1 / sqrt(2)) of `source`, the constant within
+    float32 rounding: the argument of the erf of an exact GELU."""
+    owner = value_of(binding).owner
+    if not isinstance(owner, nn.DivOp | nn.MulOp):
+        return False
+    operands = list(owner.operands)
+    if value_of(source) not in operands:
+        return False
+    operands.remove(value_of(source))
+    if isinstance(owner, nn.DivOp) and owner.operands[0] is not value_of(source):
+        return False
+    data = constant_data(operands[0])
+    if data is None or data.size != 1 or data.dtype.kind != "f":
+        return False
+    expected = _SQRT2 if isinstance(owner, nn.DivOp) else 1 / _SQRT2
+    return abs(float(data.reshape(-1)[0]) - expected) <= 1e-6 * expected
+
+
 @dataclass(frozen=True)
 class FuseNormsPass(ModulePass):
     """Fuse layer norms written as reduce_mean, sub, pow, add, sqrt, div (and a mul
-    by gamma and an add of beta) into `nn.layer_norm` (see the module docstring)."""
+    by gamma and an add of beta) into `nn.layer_norm`, attention masks applied to a
+    softmax's input into `nn.masked_softmax`, and the exact GELU written with erf into
+    `nn.gelu` (see the module docstring)."""
 
     name = "fuse-norms"
 

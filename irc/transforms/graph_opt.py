@@ -31,7 +31,9 @@ class GraphOptPass(ModulePass):
        subgraphs, turn MatMul + Add into Gemm, so that the producer of every batch
        norm, pad and activation is the op itself, not a copy of its value.
        Then `fuse-norms`: layer norms written as their arithmetic (TorchScript
-       exports before opset 17) become `nn.layer_norm`, on folded constants.
+       exports before opset 17) become `nn.layer_norm`, attention masks applied to
+       a softmax's input `nn.masked_softmax`, and erf GELUs `nn.gelu`, on folded
+       constants.
     2. `fold-batchnorm`: fold each batch norm into the conv/gemm before it (others
        become a per-channel mul and add). First, because a conv can absorb a batch
        norm only while it has no fused activation, and because it makes each

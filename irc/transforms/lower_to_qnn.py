@@ -9,6 +9,9 @@ quantized values, with the quantized types of the casts (`LOWERINGS`):
 
     conv, conv_transpose, gemm, matmul  -> qnn.<op> (i32 accumulator) + qnn.requantize
     add, mul                            -> qnn.add, qnn.mul
+    div by a positive constant scalar   -> qnn.requantize (the divisor in its scale)
+    softmax, masked_softmax (last axis) -> qnn.softmax (the mask an i8 constant)
+    layer_norm (last axis)              -> qnn.layer_norm
     average_pool, global_average_pool   -> qnn.average_pool, qnn.global_average_pool
     max_pool, global_max_pool           -> qnn.max_pool
     relu, clip                          -> qnn.clamp
@@ -513,6 +516,28 @@ def lower_mul(lowering: Lowering) -> list[SSAValue]:
     return [lowering.add(qnn.MulOp.build([lhs, rhs], props, [match.output_type()])).results[0]]
 
 
+def lower_div(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) / c -> qcast, c a positive constant scalar  =>  qnn.requantize: the
+    # stored values of x read with scale s_x / c are x / c, rescaled to the result
+    op, match = lowering.op, lowering.match
+    divisor = constant_array(op.operands[1])
+    if divisor is None or divisor.size != 1 or not float(divisor.reshape(-1)[0]) > 0:
+        raise NotLowerable("it divides by something other than a positive constant scalar")
+    source = match.input(0)
+    input_element = _per_tensor(match.element(0), "the dividend")
+    output = _per_tensor(match.output_element(), "the result")
+    if tensor_type(source).get_shape() != match.output_type().get_shape():
+        raise NotLowerable("the division broadcasts its dividend")
+    scale = input_element.scale_values[0] / float(divisor.reshape(-1)[0])
+    multiplier, shift = scheme.rescale_multiplier(scale, output.scale_values[0])
+    requantize = qnn.RequantizeOp.build(
+        [source],
+        {"multiplier": _ints([multiplier]), "shift": _ints([shift])},
+        [match.output_type()],
+    )
+    return [lowering.add(requantize).results[0]]
+
+
 def lower_average_pool(lowering: Lowering) -> list[SSAValue]:
     # dcast(x) -> nn.(global_)average_pool -> qcast  =>  qnn.(global_)average_pool
     op, match = lowering.op, lowering.match
@@ -638,7 +663,16 @@ def lower_lookup(lowering: Lowering) -> list[SSAValue]:
 
 def lower_softmax(lowering: Lowering) -> list[SSAValue]:
     # dcast(x) -> nn.softmax (last axis) -> qcast  =>  qnn.softmax
+    # dcast(x) -> nn.masked_softmax(x, mask) -> qcast  =>  qnn.softmax(x, mask as i8)
     op, match = lowering.op, lowering.match
+    operands = [match.input(0)]
+    if isinstance(op, nn.MaskedSoftmaxOp):
+        mask = constant_array(op.operands[1])
+        if mask is None:
+            raise NotLowerable("its mask is not a constant with data")
+        stored = nn.ConstantOp.from_array(np.asarray(mask, dtype=np.int8))
+        stored.result.name_hint = op.operands[1].name_hint
+        operands.append(lowering.add(stored, source_location(op.operands[1])).results[0])
     rank = len(tensor_type(op.operands[0]).get_shape())
     axis = op.props().int("axis")
     if rank == 0 or nn.normalize_axis(-1 if axis is None else axis, rank) != rank - 1:
@@ -649,7 +683,7 @@ def lower_softmax(lowering: Lowering) -> list[SSAValue]:
         raise NotLowerable("the integer softmax maps 8-bit values")
     properties = scheme.softmax_parameters(input_element, output)
     softmax = qnn.SoftmaxOp.build(
-        [match.input(0)],
+        operands,
         {
             "table": _ints(properties["table"]),  # type: ignore[arg-type]
             "multiplier": _int(properties["multiplier"]),  # type: ignore[arg-type]
@@ -755,6 +789,8 @@ LOWERINGS: dict[type[nn.NNOp], Callable[[Lowering], list[SSAValue]]] = {
     nn.PadOp: lower_pad,
     nn.ConcatOp: lower_concat,
     nn.SoftmaxOp: lower_softmax,
+    nn.MaskedSoftmaxOp: lower_softmax,
+    nn.DivOp: lower_div,
     nn.LayerNormOp: lower_layer_norm,
     # Every op the quantizer tabulates (Role.LOOKUP) becomes a qnn.lut.
     **{

@@ -253,3 +253,55 @@ func.func @cast_pairs(%q: tensor<4x!quant.uniform<i8:f32, 0.5>>) -> (tensor<4x!q
   %other = quant.qcast %d : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.25:1>>
   func.return %same, %other : tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25:1>>
 }
+
+// -----
+
+// A masked softmax becomes qnn.softmax with its mask as an i8 constant (1 masks):
+// the masked elements are left out of each row's max and sum, and get the output
+// zero point (probability 0).
+
+// CHECK-LABEL: func.func @masked_softmax(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %m = nn.constant dense<{{\[\[}}0, 1, 1, 1], [0, 0, 1, 1]]> : tensor<2x4xi8>
+// CHECK-NEXT:    %p_q = qnn.softmax %x_q, %m {multiplier = 1073741824, shift = 6, table = [32767, 29649, {{.*}}]} : (tensor<2x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x4xi8>) -> tensor<2x4x!quant.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %p_dq = quant.dcast %p_q
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 0 float}}
+func.func @masked_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %m = nn.constant dense<[[false, true, true, true], [false, false, true, true]]> : tensor<2x4xi1>
+  %x_q = quant.qcast %x : tensor<2x4xf32> to tensor<2x4x!quant.uniform<i8:f32, 0.1>>
+  %x_dq = quant.dcast %x_q : tensor<2x4x!quant.uniform<i8:f32, 0.1>> to tensor<2x4xf32>
+  %p = nn.masked_softmax %x_dq, %m : (tensor<2x4xf32>, tensor<2x4xi1>) -> tensor<2x4xf32>
+  %p_q = quant.qcast %p : tensor<2x4xf32> to tensor<2x4x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %p_dq = quant.dcast %p_q : tensor<2x4x!quant.uniform<i8:f32, 0.00390625:-128>> to tensor<2x4xf32>
+  func.return %p_dq : tensor<2x4xf32>
+}
+
+// -----
+
+// A division by a positive constant scalar (attention's 1/sqrt(d) scaling, as torch
+// writes it) is a requantize: x's stored values read with scale s_x / c are x / c,
+// so the multiplier is (0.1 / 4) / 0.01 = 2.5 = 0.625 * 2^2. A negative divisor
+// stays float (it would flip the order of the stored values).
+
+// CHECK-LABEL: func.func @div(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %x_dq = quant.dcast %x_q
+// CHECK-NEXT:    %d_q = qnn.requantize %x_q {multiplier = [1342177280], shift = [-2]} : (tensor<8x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<8x!quant.uniform<i8:f32, 0.01:-5>>
+// CHECK-NEXT:    %d_dq = quant.dcast %d_q
+// CHECK-NEXT:    %n = nn.constant dense<-4.000000e+00>
+// CHECK-NEXT:    %e = nn.div %x_dq, %n {irc.float = "it divides by something other than a positive constant scalar"}
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 1 float}}
+func.func @div(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = nn.constant dense<4.0> : tensor<f32>
+  %x_q = quant.qcast %x : tensor<8xf32> to tensor<8x!quant.uniform<i8:f32, 0.1:3>>
+  %x_dq = quant.dcast %x_q : tensor<8x!quant.uniform<i8:f32, 0.1:3>> to tensor<8xf32>
+  %d = nn.div %x_dq, %c : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %d_q = quant.qcast %d : tensor<8xf32> to tensor<8x!quant.uniform<i8:f32, 0.01:-5>>
+  %d_dq = quant.dcast %d_q : tensor<8x!quant.uniform<i8:f32, 0.01:-5>> to tensor<8xf32>
+  %n = nn.constant dense<-4.0> : tensor<f32>
+  // expected-note @+1 {{stays float: it divides by something other than a positive constant scalar}}
+  %e = nn.div %x_dq, %n : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %e_q = quant.qcast %e : tensor<8xf32> to tensor<8x!quant.uniform<i8:f32, 0.01:-5>>
+  %e_dq = quant.dcast %e_q : tensor<8x!quant.uniform<i8:f32, 0.01:-5>> to tensor<8xf32>
+  func.return %d_dq, %e_dq : tensor<8xf32>, tensor<8xf32>
+}

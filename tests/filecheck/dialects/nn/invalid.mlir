@@ -621,6 +621,30 @@ func.func @softmax_axis(%x: tensor<2x3xf32>) {
   func.return
 }
 
+// -----
+
+func.func @masked_softmax_mask_type(%x: tensor<2x3xf32>, %m: tensor<2x3xf32>) {
+  // expected-error @+1 {{mask must have element type i1, got f32}}
+  %y = nn.masked_softmax %x, %m : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @masked_softmax_mask_shape(%x: tensor<2x3xf32>, %m: tensor<2x2xi1>) {
+  // expected-error @+1 {{shapes [[2, 2], [2, 3]] are not broadcast-compatible}}
+  %y = nn.masked_softmax %x, %m : (tensor<2x3xf32>, tensor<2x2xi1>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @masked_softmax_mask_rank(%x: tensor<2x3xf32>, %m: tensor<4x1x3xi1>) {
+  // expected-error @+1 {{mask of shape [4, 1, 3] must broadcast to [2, 3]}}
+  %y = nn.masked_softmax %x, %m : (tensor<2x3xf32>, tensor<4x1x3xi1>) -> tensor<2x3xf32>
+  func.return
+}
+
 // ---- Data movement ---------------------------------------------------------------------
 
 // -----

@@ -23,6 +23,19 @@ func.func @constants() -> (tensor<2x3xf32>, tensor<4xf32>, tensor<3xi1>, tensor<
   func.return %dense, %splat, %mask, %shape, %half, %filled : tensor<2x3xf32>, tensor<4xf32>, tensor<3xi1>, tensor<2xi64>, tensor<2xf16>, tensor<2x3xf32>
 }
 
+// Infinities and NaN have no decimal spelling: they are printed as their bit pattern,
+// as MLIR does, and a hexadecimal element of a float constant is read as one.
+// CHECK-LABEL: func.func @special_floats
+func.func @special_floats() -> (tensor<3xf32>, tensor<f32>, tensor<2xf16>) {
+  // CHECK-NEXT: %f32 = nn.constant dense<[0xff800000, 0x7f800000, 0x7fc00000]> : tensor<3xf32>
+  %f32 = nn.constant dense<[0xFF800000, 0x7F800000, 0x7FC00000]> : tensor<3xf32>
+  // CHECK-NEXT: %splat = nn.constant dense<0xff800000> : tensor<f32>
+  %splat = nn.constant dense<0xFF800000> : tensor<f32>
+  // CHECK-NEXT: %f16 = nn.constant dense<[0xfc00, 1.000000e+00]> : tensor<2xf16>
+  %f16 = nn.constant dense<[0xFC00, 0x3C00]> : tensor<2xf16>
+  func.return %f32, %splat, %f16 : tensor<3xf32>, tensor<f32>, tensor<2xf16>
+}
+
 // CHECK-LABEL: func.func @activations
 func.func @activations(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   // CHECK-NEXT: %relu = nn.relu %x : tensor<2x8xf32>
@@ -277,6 +290,11 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>) -> (tensor<2x1
   %softmax = nn.softmax %x {axis = -1} : tensor<2x3x4xf32>
   // CHECK-NEXT: %log_softmax = nn.log_softmax %softmax {axis = 1} : tensor<2x3x4xf32>
   %log_softmax = nn.log_softmax %softmax {axis = 1} : tensor<2x3x4xf32>
+  // The mask broadcasts to the input; masked elements get probability 0.
+  // CHECK-NEXT: %causal = nn.constant
+  // CHECK-NEXT: %masked = nn.masked_softmax %x, %causal : (tensor<2x3x4xf32>, tensor<3x4xi1>) -> tensor<2x3x4xf32>
+  %causal = nn.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true]]> : tensor<3x4xi1>
+  %masked = nn.masked_softmax %x, %causal : (tensor<2x3x4xf32>, tensor<3x4xi1>) -> tensor<2x3x4xf32>
   // CHECK-NEXT: func.return %mean, %sum, %max, %min, %int_sum, %softmax, %log_softmax
   func.return %mean, %sum, %max, %min, %int_sum, %softmax, %log_softmax : tensor<2x1x1xf32>, tensor<3xf32>, tensor<1x1x1xf32>, tensor<2x3x1xf32>, tensor<2xi64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
 }

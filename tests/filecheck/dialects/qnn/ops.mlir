@@ -121,6 +121,18 @@ func.func @softmax(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!q
   func.return %p : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
 }
 
+// A masked softmax (a causal or padding mask, from nn.masked_softmax): the i8 mask
+// broadcasts to the input, 1 leaves an element out of its row (probability 0, the
+// output zero point).
+// CHECK-LABEL: func.func @masked_softmax
+func.func @masked_softmax(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> {
+  %m = nn.constant dense<[[0, 0, 0, 0, 1, 1, 1, 1]]> : tensor<1x8xi8>
+  // CHECK-NEXT: %m = nn.constant
+  // CHECK-NEXT: %p = qnn.softmax %x, %m {multiplier = 1073741824, shift = 6, table = [32767, 29649, {{.*}}, 0, 0]} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>, tensor<1x8xi8>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  %p = qnn.softmax %x, %m {multiplier = 1073741824, shift = 6, table = [32767, 29649, 26827, 24274, 21964, 19874, 17983, 16272, 14723, 13322, 12054, 10907, 9869, 8930, 8080, 7311, 6616, 5986, 5416, 4901, 4435, 4013, 3631, 3285, 2973, 2690, 2434, 2202, 1993, 1803, 1631, 1476, 1336, 1209, 1094, 989, 895, 810, 733, 663, 600, 543, 491, 445, 402, 364, 329, 298, 270, 244, 221, 200, 181, 164, 148, 134, 121, 110, 99, 90, 81, 73, 66, 60, 54, 49, 45, 40, 36, 33, 30, 27, 24, 22, 20, 18, 16, 15, 13, 12, 11, 10, 9, 8, 7, 7, 6, 5, 5, 4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>, tensor<1x8xi8>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+  func.return %p : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
+}
+
 // A layer norm over the last axis (4 channels): gamma * 2^10 as weights, beta *
 // 2^21 as biases, the multiplier of 2^-21 / s_out.
 // CHECK-LABEL: func.func @layer_norm

@@ -423,6 +423,14 @@ func.func @softmax_shapes(%x: memref<4x16xi8, "sram">, %t: memref<256xi16, "sram
 
 // -----
 
+func.func @softmax_mask(%x: memref<4x16xi8, "sram">, %m: memref<2x16xi8, "sram">, %t: memref<256xi16, "sram">) {
+  // expected-error @+1 {{the mask memref<2x16xi8, "sram"> must be i8 that broadcasts to memref<4x16xi8, "sram">}}
+  tile.softmax %x, %m, %t, %x {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<2x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @layer_norm_params(%x: memref<4x16xi8, "sram">, %p: memref<8x2xi32, "sram">) {
   // expected-error @+1 {{the parameters must be [16, 2] i32 (weight, bias), got memref<8x2xi32, "sram">}}
   tile.layer_norm %x, %p, %x {multiplier = 2137224968, shift = 15} : memref<4x16xi8, "sram">, memref<8x2xi32, "sram">, memref<4x16xi8, "sram">
