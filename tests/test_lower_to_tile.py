@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 
-from irc.backend import layer_of, lower_function
+from irc.backend import CPU, layer_of, lower_function, place
 from irc.diagnostics import IrcError, collect_diagnostics
 from irc.dialects import tile as tile_dialect
 from irc.dialects.quant import UniformQuantizedType
@@ -1352,6 +1352,121 @@ def test_a_transpose_between_two_convs_is_tiled() -> None:
     assert "tile.to_tensor" in result.text  # only for the function's result
     assert result.count(r"tile\.to_tensor ") == 1
     assert result.count(r"tile\.transpose .*perm = \[0, 2, 1, 3\]") >= 1
+
+
+def _moved_between_layers(
+    seed: int,
+    moved: Callable[[str, str], str],
+    shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    into_concat: bool,
+) -> Lowered:
+    """`%p = conv(%x)` of `shape`, then `moved(p_type, m_type)`: the line of one op
+    reading %p and defining %m of `out_shape` (scale 1.0, zero point 3); then a conv
+    of %m or, `into_concat`, a concat of %m with an argument, so that %m lives in a
+    box of the concat's buffer. Lowered and run bit-exactly, every op tiled."""
+    rng = np.random.default_rng(seed)
+    x_type = qtype(shape, 0.1, 2)
+    first = conv(rng, "p", "x", x_type, shape, shape[3], tile=(2, 3, 8, 8), output_scale=1.0)
+    m_type = qtype(out_shape, 1.0, 3)
+    line = moved(first.output_type, m_type)
+    body = f"{first.lines}\n  {line}"
+    op_name = line.split(" = ", 1)[1].split(" ", 1)[0]
+    if into_concat:
+        y_type = qtype((*out_shape[:3], 2 * out_shape[3]), 1.0, 3)
+        body += f"\n  %y = qnn.concat %m, %w {{axis = 3}} : ({m_type}, {m_type}) -> {y_type}"
+        layers = {"qnn.conv": 1, op_name: 1, "qnn.concat": 1}
+        arguments = [("x", x_type), ("w", m_type)]
+        inputs = [int8(rng, shape), int8(rng, out_shape)]
+    else:
+        second = conv(rng, "y", "m", m_type, out_shape, 6, input_scale=1.0, tile=(3, 4, 6, 4))
+        body += f"\n{second.lines}"
+        y_type = second.output_type
+        layers = {"qnn.conv": 2, op_name: 1}
+        arguments, inputs = [("x", x_type)], [int8(rng, shape)]
+    result = lower(program(arguments, body, [("y", y_type)]), inputs, distinct=40)
+    assert result.stats.layers == layers
+    assert result.stats.kept == {}
+    # Into the concat: a buffer of its own first, then copied into the slice.
+    out = "x".join(str(size) for size in out_shape)
+    scratch = re.findall(rf'tile\.alloc : memref<{out}xi8, "ddr">', result.text)
+    assert len(scratch) == into_concat
+    return result
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@pytest.mark.parametrize("into_concat", [False, True])
+def test_a_depth_to_space_between_two_convs_is_a_transpose(mode: str, into_concat: bool) -> None:
+    """ONNX's definition: the input's 6-D view (channels as blocks and depth)
+    transposed into the output's (rows and columns as blocks), tile by tile in SRAM."""
+
+    def moved(p_type: str, m_type: str) -> str:
+        properties = f'blocksize = 2, mode = "{mode}", layout = "nhwc"'
+        return f"%m = nn.depth_to_space %p {{{properties}}} : ({p_type}) -> {m_type}"
+
+    result = _moved_between_layers(27, moved, (1, 3, 5, 16), (1, 6, 10, 4), into_concat)
+    perm = "0, 1, 3, 2, 4, 5" if mode == "DCR" else "0, 1, 4, 2, 5, 3"
+    assert result.count(rf"tile\.transpose .*perm = \[{perm}\]") >= 1
+    assert re.search(r'tile\.view %\S+ : memref<1x3x5x16xi8, "ddr"> to memref<1x3x5x', result.text)
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_a_depth_to_space_in_nchw(mode: str) -> None:
+    """The NCHW views: channels split before the rows, the blocks moved behind them."""
+    rng = np.random.default_rng(28)
+    shape = (2, 8, 3, 4)
+    x_type = qtype(shape, 0.1, 2)
+    y_type = qtype((2, 2, 6, 8), 0.1, 2)
+    body = (
+        f'  %y = nn.depth_to_space %x {{blocksize = 2, mode = "{mode}"}} : ({x_type}) -> {y_type}'
+    )
+    text = program([("x", x_type)], body, [("y", y_type)])
+    result = lower(text, [int8(rng, shape)], distinct=40)
+    assert result.stats.layers == {"nn.depth_to_space": 1}
+    perm = "0, 3, 4, 1, 5, 2" if mode == "DCR" else "0, 1, 4, 2, 5, 3"
+    assert result.count(rf"tile\.transpose .*perm = \[{perm}\]") >= 1
+
+
+@pytest.mark.parametrize(
+    ("coordinates", "into_concat"),
+    [("half_pixel", False), ("asymmetric", False), ("half_pixel", True)],
+)
+def test_a_nearest_resize_by_whole_factors_is_dma(coordinates: str, into_concat: bool) -> None:
+    """Each input box is loaded into its 4 places of an SRAM tile of the output (2x2)
+    and the tile stored once: copies only, no compute op."""
+
+    def moved(p_type: str, m_type: str) -> str:
+        properties = (
+            f'scales = [1.0, 2.0, 2.0, 1.0], coordinate_transformation_mode = "{coordinates}"'
+        )
+        return f"%m = nn.resize %p {{{properties}}} : ({p_type}) -> {m_type}"
+
+    result = _moved_between_layers(29, moved, (1, 5, 6, 8), (1, 10, 12, 8), into_concat)
+    assert re.search(
+        r'tile\.view %\S+ : memref<1x5x6x8xi8, "ddr"> to memref<1x5x1x6x1x8xi8', result.text
+    )
+    assert re.search(r'to memref<1x5x2x6x2x8xi8, "ddr">', result.text)
+
+
+def test_a_nearest_resize_by_another_pattern_stays_on_tensors() -> None:
+    """Asymmetric coordinates rounded to nearest by 3 read rows 0, 0, 1, 1, 1, 2, ...
+    (round(o / 3)): not whole repeats, so not data movement irc does; it stays an op on
+    tensors with its reason."""
+    rng = np.random.default_rng(30)
+    shape = (1, 4, 4, 8)
+    x_type = qtype(shape, 0.1, 2)
+    u_type = qtype((1, 12, 12, 8), 0.1, 2)
+    body = (
+        f"  %y = nn.resize %x {{scales = [1.0, 3.0, 3.0, 1.0], "
+        f'coordinate_transformation_mode = "asymmetric"}} : ({x_type}) -> {u_type}'
+    )
+    module = parse_module(program([("x", x_type)], body, [("y", u_type)]), make_context(), "t.mlir")
+    resize = next(op for op in module.walk() if op.name == "nn.resize")
+    placement = place(resize, NPU_DEMO)
+    assert placement.device == CPU
+    assert any("by whole factors only" in reason for reason in placement.reasons)
+    result = lower(program([("x", x_type)], body, [("y", u_type)]), [int8(rng, shape)], distinct=40)
+    assert result.stats.kept == {"nn.resize": 1}
 
 
 @pytest.mark.parametrize(("float_op", "tiled"), [("nn.neg", False), ("nn.relu", True)])

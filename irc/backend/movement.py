@@ -1,4 +1,5 @@
-"""Data movement in the backend table: pads, transposes, slices and splits, concats.
+"""Data movement in the backend table: pads, transposes and depth_to_space, nearest
+resizes by whole factors, slices and splits, concats.
 
 Each is a loop nest of copies through SRAM (a transpose permutes each tile on the
 vector unit; a concat input of another scale is requantized on its way): boxes of the
@@ -9,11 +10,17 @@ plan-ddr makes them their input's buffer.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import math
+
+import numpy as np
 from xdsl.dialects.builtin import i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
+from irc.interp.nn import nearest_indices
 from irc.ir.fixed_point import IDENTITY_MULTIPLIER
 from irc.tiling.builder import (
     Bounds,
@@ -72,6 +79,39 @@ def check_concat(op: Operation) -> list[str]:
     return []
 
 
+def repeats_of(op: nn.ResizeOp) -> list[int] | None:
+    """The whole factor each axis of a nearest resize repeats its input by (1 for an
+    axis it leaves as is), or None if some axis reads another pattern of indices."""
+    maps = nearest_indices(op)
+    if maps is None:
+        return None
+    factors = []
+    for length, indices in zip(tensor_shape(op.input), maps):
+        factor = len(indices) // length
+        if len(indices) != factor * length or not np.array_equal(
+            indices, np.arange(len(indices)) // factor
+        ):
+            return None
+        factors.append(factor)
+    return factors
+
+
+def check_resize(op: Operation) -> list[str]:
+    """A nearest resize that repeats each element a whole number of times per axis
+    (an upsampling by 2 in half_pixel or asymmetric coordinates, say)."""
+    assert isinstance(op, nn.ResizeOp)
+    mode = op.props().str("mode")
+    if mode != "nearest":
+        return [f'{op.name} mode="{mode}": irc moves the data of nearest resizes only']
+    if repeats_of(op) is None:
+        return [
+            f"{op.name} from {list(tensor_shape(op.input))} to {list(tensor_shape(op.result))} "
+            "reads its input in another pattern than whole repeats: irc copies nearest "
+            "resizes by whole factors only"
+        ]
+    return []
+
+
 def check_transpose(op: Operation) -> list[str]:
     """Any permutation (the vector unit permutes each tile)."""
     return []
@@ -85,10 +125,104 @@ def lower_transpose(lowering: FunctionLowering, op: nn.TransposeOp) -> None:
     """A transpose: each output box is read as the input box it comes from (the same
     origins and sizes, in the input's axis order) and permuted in SRAM."""
     perm = list(op.props().ints("perm") or [])
-    shape = list(tensor_shape(op.result))
-    element = buffer_element(op.input)
-    plan = lowering.plan(op, elementwise_layer(op.name, op.name, shape, 1, element))
     source, target = lowering.storage(op.input), lowering.storage(op.result)
+    _permute(lowering, op, source, target, perm)
+
+
+def depth_to_space_views(op: nn.DepthToSpaceOp) -> tuple[list[int], list[int]]:
+    """The 6-D shape of a depth_to_space's input with its channels split into blocks
+    and depth, and the permutation that makes it the output split into (rows, row
+    block, columns, column block): ONNX's definition of the op as reshape, transpose,
+    reshape. NHWC keeps the depth innermost, so its boxes are runs of channels."""
+    props = op.props()
+    block = props.int("blocksize") or 1
+    dcr = (props.str("mode") or "DCR") == "DCR"
+    if props.str("layout") == "nhwc":
+        n, h, w, c = tensor_shape(op.input)
+        depth = c // (block * block)
+        if dcr:  # channels as (by, bx, c)
+            return [n, h, w, block, block, depth], [0, 1, 3, 2, 4, 5]
+        return [n, h, w, depth, block, block], [0, 1, 4, 2, 5, 3]
+    n, c, h, w = tensor_shape(op.input)
+    depth = c // (block * block)
+    if dcr:
+        return [n, block, block, depth, h, w], [0, 3, 4, 1, 5, 2]
+    return [n, depth, block, block, h, w], [0, 1, 4, 2, 5, 3]
+
+
+def lower_depth_to_space(lowering: FunctionLowering, op: nn.DepthToSpaceOp) -> None:
+    """A depth_to_space: the transpose of the input's 6-D view into the output's, both
+    views of whole buffers (a result that lives in a box of another buffer, such as
+    a concat's slice, is permuted into a buffer of its own, then copied there)."""
+    view, perm = depth_to_space_views(op)
+    source = lowering.reshaped(lowering.whole(op.input), view)
+    target = lowering.storage(op.result)
+    element = buffer_element(op.input)
+    permuted = [view[axis] for axis in perm]
+    own = target if target.whole else lowering.scratch(target.shape, element)
+    _permute(lowering, op, source, lowering.reshaped(own, permuted), perm)
+    if own is not target:
+        lowering.copy_box(own.buffer, own.base, target.buffer, target.base, target.shape)
+
+
+def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
+    """A nearest resize by whole factors, as DMA: the input seen with a unit axis after
+    each repeated axis, the output with the factor there. Each input box is loaded
+    once per combination of repeats into its places in one SRAM tile of the output,
+    which is stored once, in runs as long as the input's (the DDR side of every copy
+    is contiguous where the input's rows are). A result that lives in a box of another
+    buffer is written into a buffer of its own, then copied there."""
+    factors = repeats_of(op)
+    assert factors is not None, "check_resize holds"
+    view: list[int] = []
+    repeated: list[int] = []
+    for length, factor in zip(tensor_shape(op.input), factors):
+        view.append(length)
+        if factor != 1:
+            repeated.append(len(view))
+            view.append(1)
+    output_view = list(view)
+    for axis, factor in zip(repeated, (f for f in factors if f != 1)):
+        output_view[axis] = factor
+    element = buffer_element(op.input)
+    source = lowering.reshaped(lowering.whole(op.input), view)
+    target = lowering.storage(op.result)
+    own = target if target.whole else lowering.scratch(target.shape, element)
+    output = lowering.reshaped(own, output_view)
+    layer = elementwise_layer(op.name, op.name, view, 1, element)
+    # Each input element becomes prod(factors) output elements in the SRAM tile.
+    layer = dataclasses.replace(layer, out_bytes=layer.out_bytes * math.prod(factors))
+    plan = lowering.plan(op, layer)
+    tiled = Elementwise(lowering, plan, view)
+    b = tiled.builder
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        tile_box = list(box)
+        for axis in repeated:
+            tile_box[axis] = output_view[axis]
+        buffer = b.sram("output", tile_box, element)
+        offsets = b.offsets_of(source, origins)
+        for copy in itertools.product(*(range(output_view[axis]) for axis in repeated)):
+            place = [0] * len(box)
+            for axis, index in zip(repeated, copy):
+                place[axis] = index
+            lowering.copy_box(source.buffer, offsets, buffer, place, box)
+        b.store(buffer, output, origins)
+
+    tiled.run(body)
+    if own is not target:
+        lowering.copy_box(own.buffer, own.base, target.buffer, target.base, target.shape)
+
+
+def _permute(
+    lowering: FunctionLowering, op: Operation, source: Storage, target: Storage, perm: list[int]
+) -> None:
+    """Tile `target` (the permutation of `source`) by its leading axes and last axis;
+    each box is loaded as the source box it comes from and permuted in SRAM."""
+    shape = list(target.shape)
+    element = buffer_element(op.operands[0])
+    plan = lowering.plan(op, elementwise_layer(op.name, op.name, shape, 1, element))
     tiled = Elementwise(lowering, plan, shape)
     b, em = tiled.builder, tiled.builder.em
 

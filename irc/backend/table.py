@@ -20,9 +20,12 @@ from irc.backend.mac import check_conv, check_gemm, conv_layer, gemm_layer, lowe
 from irc.backend.movement import (
     check_concat,
     check_pad,
+    check_resize,
     check_slice,
     lower_concat,
+    lower_depth_to_space,
     lower_pad,
+    lower_resize,
     lower_slices,
     lower_transpose,
 )
@@ -46,6 +49,7 @@ from irc.backend.vector import (
     lower_softmax,
     lower_with,
     lut_key,
+    max_pool_key,
     pool_layer,
 )
 from irc.dialects import nn, npu, part, qnn, quant, tile
@@ -154,11 +158,13 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "max_pool",
         (qnn.MaxPoolOp, nn.MaxPoolOp),
-        "a depthwise window of max on the vector unit, padding below every value",
+        "a depthwise window of max on the vector unit, padding below every value (one "
+        "window over the whole image: the support table's global_max_pool)",
         check=check_pool,
         layer=pool_layer,
         lower=lower_pool,
         commands=(POOL,),
+        support_key=max_pool_key,
     ),
     Entry(
         "average_pool",
@@ -324,6 +330,22 @@ ENTRIES: tuple[Entry, ...] = (
         "each output tile read as its input box and permuted on the vector unit",
         lower=lower_transpose,
         commands=(TRANSPOSE,),
+    ),
+    Entry(
+        "depth_to_space",
+        (nn.DepthToSpaceOp,),
+        "the transpose of the input's 6-D view (channels as blocks and depth) into the "
+        "output's (rows and columns as blocks)",
+        lower=lower_depth_to_space,
+        commands=(TRANSPOSE,),
+    ),
+    Entry(
+        "resize",
+        (nn.ResizeOp,),
+        "a nearest resize by whole factors: each input box loaded once per repeat into "
+        "an SRAM tile of the output, stored once",
+        check=check_resize,
+        lower=lower_resize,
     ),
     Entry(
         "slice", (nn.SliceOp,), "a box of the input, copied", check=check_slice, lower=lower_slices

@@ -549,6 +549,20 @@ def clamp_key(op: Operation) -> str:
     return "clip"
 
 
+def max_pool_key(op: Operation) -> str:
+    """A max pool of one window over the whole image is a global_max_pool.
+
+    lower-to-qnn makes a global max pool (and a reduce_max) a `qnn.max_pool` of one
+    window: the target's global_max_pool limits judge it, not a max pool's window."""
+    props = op.props()  # type: ignore[attr-defined]
+    shape = tensor_shape(op.operands[0])
+    spatial = shape[1:-1] if props.str("layout") == "nhwc" else shape[2:]
+    kernel = props.ints("kernel_shape") or []
+    if list(kernel) == list(spatial) and not any(props.ints("pads") or []):
+        return "global_max_pool"
+    return "max_pool"
+
+
 def lut_key(op: Operation) -> str:
     """A `qnn.lut` is the function it tabulates (its `function`)."""
     assert isinstance(op, qnn.LutOp)

@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -1580,11 +1581,12 @@ class ResizeOp(NNOp):
     """Resize with ONNX Resize semantics (nearest, linear, cubic).
 
     `scales` (one per axis) drive the coordinate transform; the result type gives the
-    output size.
+    output size. A nearest resize only moves values, so it takes any element type
+    (quantized ones included); linear and cubic compute new values from floats.
     """
 
     name = "nn.resize"
-    FLOAT_ONLY: ClassVar[bool] = True
+    FLOAT_ONLY: ClassVar[bool] = False
     input = operand_def(TensorType)
     result = result_def(TensorType)
     scales = prop_def(DenseArrayBase.constr(Float32Type))
@@ -1612,7 +1614,13 @@ class ResizeOp(NNOp):
             raise fail(
                 "tf_crop_and_resize needs regions of interest, which nn.resize does not take"
             )
-        if self.result.type.get_element_type() != tensor_type(self.input).get_element_type():
+        element = tensor_type(self.input).get_element_type()
+        if props.str("mode") != "nearest" and not isinstance(element, AnyFloat):
+            raise fail(
+                f"a {props.str('mode')} resize computes new values: it expects a "
+                f"floating-point input, got {element}"
+            )
+        if self.result.type.get_element_type() != element:
             raise fail("resize cannot change the element type")
         if len(self.result.type.get_shape()) != rank:
             raise fail("resize cannot change the rank")

@@ -445,6 +445,27 @@ def _interpolate_axis(
     return result
 
 
+def nearest_indices(op: nn.ResizeOp) -> list[np.ndarray] | None:
+    """The input index each output position of each axis reads, for a nearest resize
+    (None for the other modes): what `resize` computes, for backends that move the
+    data instead."""
+    props = op.props()
+    if props.str("mode") != "nearest":
+        return None
+    in_shape, out_shape = result_shape(op.input), result_shape(op.result)
+    if in_shape == out_shape:
+        return [np.arange(length) for length in in_shape]
+    coordinate_mode = props.str("coordinate_transformation_mode") or "half_pixel"
+    indices = []
+    for in_length, out_length, scale in zip(in_shape, out_shape, props.floats("scales") or []):
+        if in_length == out_length and scale == 1:
+            indices.append(np.arange(in_length))
+            continue
+        source = _source_coordinates(out_length, in_length, scale, coordinate_mode)
+        indices.append(_nearest_indices(source, props.str("nearest_mode") or "", in_length))
+    return indices
+
+
 def resize(x: np.ndarray, op: nn.ResizeOp) -> np.ndarray:
     """ONNX Resize (opset 19, no antialias, no roi), one axis at a time."""
     props = op.props()
@@ -456,15 +477,18 @@ def resize(x: np.ndarray, op: nn.ResizeOp) -> np.ndarray:
         # onnxruntime returns the input whenever the shape does not change, even for
         # scales such as 1.1 that ONNX's formula would still apply; we agree with it.
         return x
-    result = x if mode == "nearest" else x.astype(np.float64)
+    if mode == "nearest":
+        maps = nearest_indices(op)
+        assert maps is not None
+        for axis, nearest in enumerate(maps):
+            if len(nearest) != x.shape[axis] or np.any(nearest != np.arange(len(nearest))):
+                x = np.take(x, nearest, axis=axis)
+        return x
+    result = x.astype(np.float64)
     for axis, (in_length, out_length, scale) in enumerate(zip(x.shape, out_shape, scales)):
         if in_length == out_length and scale == 1:
             continue  # every coordinate mode maps such an axis onto itself
         source = _source_coordinates(out_length, in_length, scale, coordinate_mode)
-        if mode == "nearest":
-            nearest = _nearest_indices(source, props.str("nearest_mode") or "", in_length)
-            result = np.take(result, nearest, axis=axis)
-            continue
         if mode == "linear":
             clamped = np.clip(source.astype(np.float64), 0, in_length - 1)
             low = np.floor(clamped).astype(np.intp)

@@ -611,6 +611,7 @@ OP_LIMITS: dict[str, tuple[str, ...]] = {
     "layer_norm": _limits(_UNARY),
     "softmax": _limits(_UNARY, ("last_axis_only", "max_axis_size")),
     "log_softmax": _limits(_UNARY, ("last_axis_only", "max_axis_size")),
+    "masked_softmax": _limits(_UNARY, ("max_axis_size",)),
     "reduce_max": _limits(("max_reduced_elements", "max_reduced_axes")),
     "reduce_mean": _limits(("max_reduced_elements", "max_reduced_axes")),
     "reduce_min": _limits(("max_reduced_elements", "max_reduced_axes")),

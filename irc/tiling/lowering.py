@@ -452,6 +452,28 @@ class FunctionLowering:
             self.copies[value] = Storage(buffer, (0,) * len(storage.shape), storage.shape)
         return self.copies[value]
 
+    def reshaped(self, storage: Storage, shape: Sequence[int]) -> Storage:
+        """A buffer filled by its value, seen with another shape of as many elements
+        (a `tile.view`: writing through it writes the buffer)."""
+        assert storage.whole, "only a value that fills its buffer can be reshaped"
+        buffer_type = storage.buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        view = self._insert(
+            tile.ViewOp.create(
+                operands=[storage.buffer],
+                result_types=[memref(tuple(shape), buffer_type.element_type, DDR)],
+            )
+        )
+        return Storage(view.results[0], (0,) * len(shape), tuple(shape))
+
+    def scratch(self, shape: Sequence[int], element: Attribute) -> Storage:
+        """A DDR buffer of the lowering's own (a layer's result before it is copied
+        into the box of another buffer where its value lives)."""
+        buffer = self._insert(
+            tile.AllocOp.create(result_types=[memref(tuple(shape), element, DDR)])
+        ).results[0]
+        return Storage(buffer, (0,) * len(shape), tuple(shape))
+
     def _computed_here(self, value: SSAValue) -> bool:
         """The value is written by a layer this lowering tiles."""
         owner = value.owner

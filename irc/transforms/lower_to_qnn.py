@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    f32,
     i32,
     i64,
 )
@@ -76,6 +77,7 @@ from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.passes import option
 from irc.quantize import scheme
 from irc.quantize.qdq import ROLES, Role
+from irc.targets.support import unsupported_reasons
 
 if TYPE_CHECKING:
     from irc.targets import Target
@@ -573,6 +575,56 @@ def lower_max_pool(lowering: Lowering) -> list[SSAValue]:
     return [lowering.rescale(pool.results[0], match.output_type())]
 
 
+def lower_reduce(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) -> nn.reduce_mean / reduce_sum / reduce_max over adjacent axes -> qcast
+    #   =>  x viewed as an NHWC image, one pooling window over the reduced axes, viewed
+    #   back as the result: [1, reduced, 1, inner] and a global pool when nothing comes
+    #   before them (a batch of 1), else [1, outer, reduced, inner] and a 1 x reduced
+    #   window. qnn.(global_)average_pool for a mean, with count times its multiplier
+    #   for a sum; qnn.max_pool for a max. With a target, only a reduction its support
+    #   table takes (the pool is then judged by the pool's limits as well).
+    op, match = lowering.op, lowering.match
+    if lowering.target is not None:
+        # The pool stands in for the reduction: the target's own limits for it decide.
+        reasons = unsupported_reasons(op, lowering.target)
+        if reasons:
+            raise NotLowerable("; ".join(reasons))
+    input_element = _per_tensor(match.element(0), "the input")
+    output = _per_tensor(match.output_element(), "the result")
+    shape = list(tensor_type(op.operands[0]).get_shape())
+    rank = len(shape)
+    listed = op.props().ints("axes")
+    axes = sorted(nn.normalize_axis(a, rank) for a in listed) if listed else list(range(rank))
+    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+        raise NotLowerable(f"it reduces axes {axes} that are not adjacent")
+    outer = int(np.prod(shape[: axes[0]]))
+    reduced = int(np.prod(shape[axes[0] : axes[-1] + 1]))
+    inner = int(np.prod(shape[axes[-1] + 1 :]))
+    image = [1, reduced, 1, inner] if outer == 1 else [1, outer, reduced, inner]
+    kernel = [reduced, 1] if outer == 1 else [1, reduced]
+    source = match.input(0)
+    view = _with_element(TensorType(f32, image), match.element(0))
+    reshaped = lowering.add(nn.ReshapeOp.build([source], {}, [view])).results[0]
+    window = {"layout": StringAttr("nhwc"), "kernel_shape": _ints(kernel)}
+    if isinstance(op, nn.ReduceMaxOp):
+        pooled = lowering.add(qnn.MaxPoolOp.build([reshaped], window)).results[0]
+        back = _with_element(match.output_type(), match.element(0))
+        result = lowering.add(nn.ReshapeOp.build([pooled], {}, [back])).results[0]
+        return [lowering.rescale(result, match.output_type())]
+    scale = input_element.scale_values[0] * (reduced if isinstance(op, nn.ReduceSumOp) else 1)
+    multiplier, shift = scheme.rescale_multiplier(scale, output.scale_values[0])
+    rescale = {"multiplier": _int(multiplier), "shift": _int(shift)}
+    pooled_type = _with_element(TensorType(f32, [1, 1 if outer == 1 else outer, 1, inner]), output)
+    pool: Operation
+    if outer == 1:
+        props = {"layout": window["layout"], **rescale}
+        pool = qnn.GlobalAveragePoolOp.build([reshaped], props, [pooled_type])
+    else:
+        pool = qnn.AveragePoolOp.build([reshaped], window | rescale, [pooled_type])
+    pooled = lowering.add(pool).results[0]
+    return [lowering.add(nn.ReshapeOp.build([pooled], {}, [match.output_type()])).results[0]]
+
+
 def lower_clamp(lowering: Lowering) -> list[SSAValue]:
     # dcast(x) -> nn.relu / nn.clip -> qcast  =>  qnn.clamp (qnn.requantize across types)
     op, match = lowering.op, lowering.match
@@ -756,6 +808,8 @@ def lower_data_movement(lowering: Lowering) -> list[SSAValue]:
     op, match = lowering.op, lowering.match
     if op.FLOAT_ONLY:
         raise NotLowerable(f"{op.name} computes on floats only")
+    if isinstance(op, nn.ResizeOp) and op.props().str("mode") != "nearest":
+        raise NotLowerable(f'resize mode "{op.props().str("mode")}" computes new values')
     source = match.input(0)
     element = match.element(0)
     result_types = [_with_element(result.type, element) for result in op.results]
@@ -784,6 +838,9 @@ LOWERINGS: dict[type[nn.NNOp], Callable[[Lowering], list[SSAValue]]] = {
     nn.GlobalAveragePoolOp: lower_average_pool,
     nn.MaxPoolOp: lower_max_pool,
     nn.GlobalMaxPoolOp: lower_max_pool,
+    nn.ReduceMeanOp: lower_reduce,
+    nn.ReduceSumOp: lower_reduce,
+    nn.ReduceMaxOp: lower_reduce,
     nn.ReluOp: lower_clamp,
     nn.ClipOp: lower_clamp,
     nn.PadOp: lower_pad,

@@ -35,7 +35,8 @@ quantized `qnn` module (where `irc-compile` runs it).
    run-time copy would only cost), and a constant stays in the parent only if CPU
    code there reads it.
 
-With `outline=false` (what `irc-compile` runs) the ops stay where they are: each is
+With `outline=false` (what `irc-compile` runs) the ops stay in their function, put in
+the order of their phases (so that each CPU phase is one stretch of host ops): each is
 marked `irc.device = "npu"` or `"cpu"`, each CPU op also `irc.reason = "..."` (its
 reasons, `; `-separated), and every value crossing between the two gets its
 `part.transfer` right after its definition, which the readers on the other side read.
@@ -723,7 +724,16 @@ class _Outliner:
 def mark(graph: FunctionGraph, plan: Estimate, reasons: dict[Operation, list[str]]) -> None:
     """Record the placement on the ops (`irc.device`, and `irc.reason` on CPU ops) and
     copy every crossing value with a `part.transfer` right after its definition, which
-    its readers on the other side read (the function's result, on the host)."""
+    its readers on the other side read (the function's result, on the host).
+
+    The ops are first put in the order of their phases (each phase's ops in their
+    order): the command stream runs ops in block order, so each CPU phase becomes
+    the one host call that the estimate counted, not one per stretch of host ops
+    that NPU ops of a parallel branch happen to interrupt."""
+    for phase in plan.phases:
+        for op in phase.ops:
+            op.detach()
+            graph.block.insert_op_before(op, graph.terminator)
     for op in graph.nodes:
         device = plan.device[op]
         op.attributes[DEVICE_ATTR] = StringAttr(device)

@@ -305,3 +305,61 @@ func.func @div(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %e_dq = quant.dcast %e_q : tensor<8x!quant.uniform<i8:f32, 0.01:-5>> to tensor<8xf32>
   func.return %d_dq, %e_dq : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A reduction over adjacent axes is a pooling window over the input viewed as an NHWC
+// image: with nothing before the axes, [1, reduced, 1, inner] and a global pool;
+// else [1, outer, reduced, inner] and a 1 x reduced window. A mean rescales by
+// s_x / s_y (0.1 / 0.05 = 2 = 2^30 * 2^-29), a sum by count times that
+// (16 * 0.1 / 0.5 = 3.2 = 0.8 * 2^2), a max keeps the input's type.
+
+// CHECK-LABEL: func.func @reduce(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %x_dq = quant.dcast %x_q
+// CHECK-NEXT:    %0 = nn.reshape %x_q : ({{.*}}) -> tensor<1x16x1x8x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %1 = qnn.global_average_pool %0 {layout = "nhwc", shift = -2} : (tensor<1x16x1x8x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:-2>>
+// CHECK-NEXT:    %m_q = nn.reshape %1 : tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:-2>>
+// CHECK-NEXT:    %m_dq = quant.dcast %m_q
+// CHECK-NEXT:    %2 = nn.reshape %x_q : ({{.*}}) -> tensor<1x16x1x8x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %3 = qnn.global_average_pool %2 {layout = "nhwc", multiplier = 1717986918, shift = -2} : ({{.*}}) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.5>>
+// CHECK-NEXT:    %s_q = nn.reshape %3 : (tensor<1x1x1x8x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x8x!quant.uniform<i8:f32, 0.5>>
+// CHECK-NEXT:    %s_dq = quant.dcast %s_q
+// CHECK-NEXT:    %4 = nn.reshape %x_q : ({{.*}}) -> tensor<1x16x8x1x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %5 = qnn.average_pool %4 {kernel_shape = [1, 8], layout = "nhwc", shift = -2} : ({{.*}}) -> tensor<1x16x1x1x!quant.uniform<i8:f32, 0.05:-2>>
+// CHECK-NEXT:    %l_q = nn.reshape %5 : ({{.*}}) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.05:-2>>
+// CHECK-NEXT:    %l_dq = quant.dcast %l_q
+// CHECK-NEXT:    %6 = nn.reshape %x_q : ({{.*}}) -> tensor<1x4x1x32x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %7 = qnn.max_pool %6 {kernel_shape = [4, 1], layout = "nhwc"} : ({{.*}}) -> tensor<1x1x1x32x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %k_q = nn.reshape %7 : ({{.*}}) -> tensor<1x1x4x8x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %k_dq = quant.dcast %k_q
+// CHECK-NEXT:    %t = nn.reduce_mean %x_dq {axes = [1, 3], irc.float = "it reduces axes [1, 3] that are not adjacent"}
+
+// A target whose support table has no reductions: they stay float (the pools would
+// stand in for ops the target does not take).
+// NOLUT-LABEL: func.func @reduce(
+// NOLUT-NOT:     qnn.
+// NOLUT:         %m = nn.reduce_mean %x_dq {axes = [1, 2], irc.float = "nn.reduce_mean: not in target no-lut's support table"}
+// NOLUT:         %k = nn.reduce_max %x_dq {axes = [1], irc.float = "nn.reduce_max: not in target no-lut's support table"}
+// expected-remark @+1 {{lower-to-qnn: 4 ops lowered, 1 float}}
+func.func @reduce(%x: tensor<1x4x4x8xf32>) -> (tensor<1x1x1x8xf32>, tensor<1x8xf32>, tensor<1x4x4x1xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x1xf32>) {
+  %x_q = quant.qcast %x : tensor<1x4x4x8xf32> to tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:3>>
+  %x_dq = quant.dcast %x_q : tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:3>> to tensor<1x4x4x8xf32>
+  %m = nn.reduce_mean %x_dq {axes = [1, 2]} : (tensor<1x4x4x8xf32>) -> tensor<1x1x1x8xf32>
+  %m_q = quant.qcast %m : tensor<1x1x1x8xf32> to tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:-2>>
+  %m_dq = quant.dcast %m_q : tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:-2>> to tensor<1x1x1x8xf32>
+  %s = nn.reduce_sum %x_dq {axes = [1, 2], keepdims = false} : (tensor<1x4x4x8xf32>) -> tensor<1x8xf32>
+  %s_q = quant.qcast %s : tensor<1x8xf32> to tensor<1x8x!quant.uniform<i8:f32, 0.5:0>>
+  %s_dq = quant.dcast %s_q : tensor<1x8x!quant.uniform<i8:f32, 0.5:0>> to tensor<1x8xf32>
+  %l = nn.reduce_mean %x_dq {axes = [-1]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x1xf32>
+  %l_q = quant.qcast %l : tensor<1x4x4x1xf32> to tensor<1x4x4x1x!quant.uniform<i8:f32, 0.05:-2>>
+  %l_dq = quant.dcast %l_q : tensor<1x4x4x1x!quant.uniform<i8:f32, 0.05:-2>> to tensor<1x4x4x1xf32>
+  %k = nn.reduce_max %x_dq {axes = [1]} : (tensor<1x4x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %k_q = quant.qcast %k : tensor<1x1x4x8xf32> to tensor<1x1x4x8x!quant.uniform<i8:f32, 0.1:3>>
+  %k_dq = quant.dcast %k_q : tensor<1x1x4x8x!quant.uniform<i8:f32, 0.1:3>> to tensor<1x1x4x8xf32>
+  // expected-note @+1 {{stays float: it reduces axes [1, 3] that are not adjacent}}
+  %t = nn.reduce_mean %x_dq {axes = [1, 3]} : (tensor<1x4x4x8xf32>) -> tensor<1x1x4x1xf32>
+  %t_q = quant.qcast %t : tensor<1x1x4x1xf32> to tensor<1x1x4x1x!quant.uniform<i8:f32, 0.05:-2>>
+  %t_dq = quant.dcast %t_q : tensor<1x1x4x1x!quant.uniform<i8:f32, 0.05:-2>> to tensor<1x1x4x1xf32>
+  func.return %m_dq, %s_dq, %l_dq, %k_dq, %t_dq : tensor<1x1x1x8xf32>, tensor<1x8xf32>, tensor<1x4x4x1xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x1xf32>
+}

@@ -4,7 +4,7 @@
 
 // RUN: irc-target support-table npu-demo | FileCheck %s
 // CHECK:      # Support table of npu-demo
-// CHECK:      47 of 81 kinds of op run on the NPU, within the limits below; the others run on the host CPU.
+// CHECK:      47 of 82 kinds of op run on the NPU, within the limits below; the others run on the host CPU.
 // CHECK:      Every op: rank up to 4; dimensions up to 65535.
 // CHECK:      | op | limits |
 // CHECK-NEXT: |---|---|
@@ -23,7 +23,7 @@
 // The Ethos-U presets: Vela's kernel, stride and resize constraints.
 // RUN: irc-target support-table ethos-u55-256 | FileCheck %s --check-prefix=U55
 // U55:      # Support table of ethos-u55-256
-// U55:      34 of 81 kinds of op run on the NPU
+// U55:      34 of 82 kinds of op run on the NPU
 // U55:      | `nn.average_pool` | 2-D only; batch up to 1; kernels up to 256x256; kernels spanning up to 65536 elements; kernels up to 8x8 when padded; strides 1, 2, 3; dilations 1; no ceil_mode; no count_include_pad with padding |
 // U55:      | `nn.conv` | 2-D only; batch up to 1; dilated kernels up to 64x64; kernels spanning up to 4096 elements; strides 1, 2, 3; dilations 1, 2; group 1 or depthwise; fused activations: relu, clip, sigmoid; constant weights |
 // U55:      | `nn.conv_transpose` | 2-D only; {{.*}}; strides 2; dilations 1; no grouped convolution;
@@ -33,7 +33,7 @@
 
 // A target file.
 // RUN: irc-target support-table %S/Inputs/my-npu.toml | FileCheck %s --check-prefix=FILE
-// FILE:      5 of 81 kinds of op run on the NPU
+// FILE:      5 of 82 kinds of op run on the NPU
 // FILE:      Every op: rank up to 4.
 // FILE:      | `nn.add` | none |
 // FILE-NEXT: | `nn.average_pool` | kernels up to 8x8 |
