@@ -80,9 +80,11 @@ def layers(draw: st.DrawFn) -> Layer:
     if kind == "elementwise":
         h, w, c = (draw(st.integers(1, 64)) for _ in range(3))
         inputs = draw(st.integers(1, 2))
+        # A requantize's (multiplier, shift) pair, a lookup or exp table, or nothing.
+        table = draw(st.sampled_from([0, 8, 256, 512]))
         return Layer(
             "add", "qnn.add", "elementwise", "vector", 1, h * w, 1, c, h * w, 1, c,
-            groups=c, inputs=inputs,
+            groups=c, inputs=inputs, table_bytes=table,
         )  # fmt: skip
     h, w = draw(st.integers(1, 64)), draw(st.integers(1, 64))
     kernel = draw(st.integers(1, 7))

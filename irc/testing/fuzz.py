@@ -22,8 +22,17 @@ with or without a bias), MatMul, Reshape back to 4-D. On any tensor: Add, Sub, M
 (with a constant of a broadcastable shape, or with an earlier tensor of the same or a
 broadcastable shape), Relu, Clip (relu6, [-1, 1], min only), LeakyRelu, Sigmoid,
 HardSwish (opset 14: written as x * HardSigmoid(x, 1/6, 1/2), as ONNX defines it),
-Tanh, Softmax (axis 1 or -1), Concat (with earlier tensors that agree on
-every other axis, or with itself).
+Tanh, Softmax (over any axis, the last and the channels most often), Concat (with
+earlier tensors that agree on every other axis, or with itself).
+
+Transformers: Tokens (a 4-D map as [n, h * w, c], a Reshape and a Transpose, as a
+ViT's patch embedding leaves it), Attention on tokens (Q, K, V by MatMul, 1, 2 or 4
+heads split by Reshape and Transpose, Q K^T as a MatMul of two activations, a Div by
+sqrt(d), now and then a causal mask as a Where of -inf, -1e9 or -1e4 or an Add of a 0
+/ -1e4 bias, Softmax over the last axis, times V, the heads merged, a projection),
+LayerNorm over the last axis written as its arithmetic (ReduceMean, Sub, Pow,
+ReduceMean, Add, Sqrt, Div, with or without gamma and beta, as TorchScript exports
+it before opset 17), and the exact GELU written with Erf.
 
 Beyond those, more of what irc imports: ConvTranspose (kernels 1 to 4, strides 1 and 2,
 pads, output_padding), Slice (one axis, negative starts, steps 1 and 2), Split (two
@@ -62,8 +71,10 @@ The levels compared (`check_graph`)
 3. `qnn`: calibrated (min-max, two samples) and quantized as `irc-compile -O2` does
    (with bias correction), lowered to integer ops, the ops the target cannot run marked
    for the host: the integer reference. It must run;
-4. `tile`: `plan-tiles`, `plan-ddr`, `lower-to-tile` for the target (npu-demo unless
-   `--target` names another; the seed turns channel alignment and double buffering
+4. `tile`: `plan-tiles`, `plan-ddr`, `lower-to-tile` for the target (`--target auto`,
+   the default: edge-2tops for a graph with a softmax, an erf or a matmul of two
+   computed values, and every fourth other seed, npu-demo for the rest; or the one
+   `--target` names). The seed turns channel alignment and double buffering
    on and off, as `-O0` to `-O2` do): bit-exact with qnn;
 5. `npu`: `lower-to-npu`, the command stream on the simulator: bit-exact with qnn;
 6. `package`: the package's files loaded by `irc.runtime.Session`: bit-exact with qnn.
@@ -522,7 +533,125 @@ def _unary(op_type: str) -> OpBuilder:
 
 
 def _softmax(g: _Graph, x: _Tensor) -> _Tensor | None:
-    return g.emit("Softmax", [x.name], x.shape, axis=g.pick([1, -1]))
+    rank = len(x.shape)
+    axis = g.pick([1, -1, -1, *range(-rank, rank)])  # the last and the channels most often
+    return g.emit("Softmax", [x.name], x.shape, axis=axis)
+
+
+def _tokens(g: _Graph, x: _Tensor) -> _Tensor | None:
+    """A 4-D map as a sequence of tokens [n, h * w, c], as a ViT's patch embedding
+    leaves it: a Reshape and a Transpose."""
+    if len(x.shape) != 4 or len(g.nodes) + 2 > g.max_nodes:
+        return None
+    n, c, h, w = x.shape
+    flat = g.emit("Reshape", [x.name, g.constant(np.array([n, c, h * w], np.int64))], (n, c, h * w))
+    return g.emit("Transpose", [flat.name], (n, h * w, c), perm=[0, 2, 1])
+
+
+def _attention(g: _Graph, x: _Tensor) -> _Tensor | None:
+    """Scaled dot-product self-attention over the tokens of [n, T, C], as torch's
+    exporter writes it: Q, K and V by MatMul, split into 1, 2 or 4 heads (Reshape,
+    Transpose), Q K^T (a MatMul of two activations), divided by sqrt(d), now and then
+    a causal mask (a Where of -inf, -1e9 or -1e4 over the scores, or an Add of a 0 / -1e4
+    bias), Softmax over the last axis, times V, the heads merged and projected."""
+    if len(x.shape) == 4:  # a map's pixels as the tokens
+        n, c, h, w = x.shape
+        t, tokens = h * w, 2
+    elif len(x.shape) == 3:
+        (n, t, c), tokens = x.shape, 0
+    else:
+        return None
+    heads = g.pick([h for h in (1, 2, 4) if c % h == 0])
+    d = c // heads
+    mask = g.pick([None, None, "where", "add"])
+    split = heads > 1
+    # Q, K, V; the heads split (K^T alone for one head); scores, scale, mask; softmax,
+    # times V; the heads merged; the projection.
+    count = tokens + 3 + (6 if split else 1) + 2 + (mask is not None) + 2 + 2 * split + 1
+    if len(g.nodes) + count > g.max_nodes or n * heads * t * t > g.max_elements:
+        return None
+    if tokens:
+        sequence = _tokens(g, x)
+        assert sequence is not None
+        x = sequence
+
+    def projection(source: _Tensor) -> _Tensor:
+        return g.emit(
+            "MatMul", [source.name, g.constant(g.normal((c, c), 1 / math.sqrt(c)))], (n, t, c)
+        )
+
+    def heads_of(value: _Tensor, perm: list[int]) -> _Tensor:
+        parts = g.emit("Reshape", [value.name, g.constant(np.array([n, t, heads, d], np.int64))],
+                       (n, t, heads, d))  # fmt: skip
+        shape = tuple((n, t, heads, d)[axis] for axis in perm)
+        return g.emit("Transpose", [parts.name], shape, perm=perm)
+
+    q, k, v = projection(x), projection(x), projection(x)
+    if split:
+        q, k, v = heads_of(q, [0, 2, 1, 3]), heads_of(k, [0, 2, 3, 1]), heads_of(v, [0, 2, 1, 3])
+        lead: tuple[int, ...] = (n, heads)
+    else:
+        k = g.emit("Transpose", [k.name], (n, c, t), perm=[0, 2, 1])
+        lead = (n,)
+    scores = g.emit("MatMul", [q.name, k.name], (*lead, t, t))
+    scale = g.constant(np.array(math.sqrt(d), np.float32))
+    scores = g.emit("Div", [scores.name, scale], scores.shape)
+    causal = np.triu(np.ones((t, t), bool), k=1)
+    if mask == "where":
+        fill = g.constant(np.array(g.pick([-np.inf, -1e9, -1e4]), np.float32))
+        scores = g.emit("Where", [g.constant(causal), fill, scores.name], scores.shape)
+    elif mask == "add":
+        bias = g.constant(np.where(causal, np.float32(-1e4), np.float32(0)))
+        scores = g.emit("Add", [scores.name, bias], scores.shape)
+    if mask is not None:
+        # The masked scores hold -inf or -1e4: no other op reads them (nor outputs them).
+        g.tensors.remove(scores)
+    weights = g.emit("Softmax", [scores.name], scores.shape, axis=-1)
+    out = g.emit("MatMul", [weights.name, v.name], (*lead, t, d))
+    if split:
+        merged = g.emit("Transpose", [out.name], (n, t, heads, d), perm=[0, 2, 1, 3])
+        out = g.emit("Reshape", [merged.name, g.constant(np.array([n, t, c], np.int64))], (n, t, c))
+    return projection(out)
+
+
+def _layer_norm(g: _Graph, x: _Tensor) -> _Tensor | None:
+    """A layer norm over the last axis written as its arithmetic, as TorchScript exports
+    it before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div), with or
+    without the Mul by gamma and Add of beta: fuse-norms makes it one nn.layer_norm."""
+    channels = x.shape[-1]
+    affine = g.chance(0.7)
+    if channels < 2 or len(g.nodes) + 7 + 2 * affine > g.max_nodes:
+        return None
+    reduced = (*x.shape[:-1], 1)
+    mean = g.emit("ReduceMean", [x.name], reduced, axes=[-1], keepdims=1)
+    centred = g.emit("Sub", [x.name, mean.name], x.shape)
+    square = g.emit("Pow", [centred.name, g.constant(np.array(2.0, np.float32))], x.shape)
+    variance = g.emit("ReduceMean", [square.name], reduced, axes=[-1], keepdims=1)
+    # Not torch's 1e-5: a row of (nearly) equal values, which graphs such as a softmax
+    # over a batch of one make, has a float32 variance of rounding noise, and 1 /
+    # sqrt(eps) amplifies it past the float tolerance in any float32 implementation.
+    epsilon = g.constant(np.array(g.pick([1e-3, 1e-2]), np.float32))
+    shifted = g.emit("Add", [variance.name, epsilon], reduced)
+    deviation = g.emit("Sqrt", [shifted.name], reduced)
+    normalized = g.emit("Div", [centred.name, deviation.name], x.shape)
+    if not affine:
+        return normalized
+    gamma = g.constant(g.rng.uniform(0.5, 1.5, channels).astype(np.float32))
+    scaled = g.emit("Mul", [normalized.name, gamma], x.shape)
+    return g.emit("Add", [scaled.name, g.constant(g.normal((channels,), 0.1))], x.shape)
+
+
+def _erf_gelu(g: _Graph, x: _Tensor) -> _Tensor | None:
+    """The exact GELU as torch exports it before opset 20: x * (1 + erf(x / sqrt 2)) / 2
+    (fuse-norms makes it one nn.gelu, a lookup table)."""
+    if len(g.nodes) + 5 > g.max_nodes:
+        return None
+    root = g.constant(np.array(math.sqrt(2.0), np.float32))
+    scaled = g.emit("Div", [x.name, root], x.shape)
+    erf = g.emit("Erf", [scaled.name], x.shape)
+    shifted = g.emit("Add", [erf.name, g.constant(np.array(1.0, np.float32))], x.shape)
+    product = g.emit("Mul", [x.name, shifted.name], x.shape)
+    return g.emit("Mul", [product.name, g.constant(np.array(0.5, np.float32))], x.shape)
 
 
 def _concat(g: _Graph, x: _Tensor) -> _Tensor | None:
@@ -644,7 +773,7 @@ def _depth_to_space(g: _Graph, x: _Tensor) -> _Tensor | None:
 
 
 def _prelu(g: _Graph, x: _Tensor) -> _Tensor | None:
-    slope_shape = (x.shape[1], 1, 1) if len(x.shape) == 4 else (x.shape[1],)
+    slope_shape = (x.shape[1], 1, 1) if len(x.shape) == 4 else (x.shape[-1],)
     slope = g.rng.uniform(0.0, 0.3, slope_shape).astype(np.float32)
     return g.emit("PRelu", [x.name, g.constant(slope)], x.shape)
 
@@ -709,6 +838,11 @@ OPS: dict[str, tuple[float, OpBuilder]] = {
     "Elu": (0.3, _unary("Elu")),
     "Exp": (0.2, _unary("Exp")),
     "Squeeze": (0.4, _squeeze),
+    # Transformers (issue 20): token sequences, attention, layer norms, the erf GELU.
+    "Tokens": (0.6, _tokens),
+    "Attention": (1.5, _attention),
+    "LayerNorm": (0.8, _layer_norm),
+    "ErfGelu": (0.4, _erf_gelu),
 }
 """Every op the generator draws, with its weight in the draw."""
 
@@ -1178,10 +1312,30 @@ def minimize_failure(
 # The command line
 
 
+TRANSFORMER_TARGET = "edge-2tops"
+"""The preset whose support table lists attention's ops (matmul of two activations,
+softmax, layer norm, GELU): `--target auto` runs transformer graphs on it."""
+
+
+def choose_target(model: onnx.ModelProto, seed: int) -> str:
+    """`--target auto`: edge-2tops for a graph with a softmax, an erf or a matmul of two
+    computed values (and every fourth other graph), so that the NPU runs attention,
+    layer norms and GELUs; npu-demo for the rest."""
+    constants = {tensor.name for tensor in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type in ("Softmax", "Erf"):
+            return TRANSFORMER_TARGET
+        if node.op_type == "MatMul" and not constants & set(node.input):
+            return TRANSFORMER_TARGET
+    return TRANSFORMER_TARGET if seed % 4 == 3 else "npu-demo"
+
+
 def _check_seed(job: tuple[int, int, bool, str]) -> tuple[Result, bytes | None]:
     """Generate and check one graph; a failure comes back with its minimized model."""
     seed, max_ops, shrink, target = job
     model = generate(seed, max_ops)
+    if target == "auto":
+        target = choose_target(model, seed)  # fixed while the failure is minimized
     result = check_graph(model, seed, target=target)
     if not result.failed or not shrink:
         return result, None
@@ -1202,7 +1356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-minimize", action="store_true", help="report failures as found")
     parser.add_argument(
-        "--target", default="npu-demo", help="a preset name or a target file (default npu-demo)"
+        "--target",
+        default="auto",
+        help="a preset name or a target file; auto (the default): edge-2tops for graphs "
+        "with attention's ops, else npu-demo",
     )
     args = parser.parse_args(argv)
     import onnx

@@ -190,7 +190,8 @@ class Plan:
     """The stationary operand of the loop order."""
     double_buffered: bool
     buffers: dict[str, int] = field(default_factory=dict)
-    """SRAM bytes of each buffer (aligned, times two when double buffered)."""
+    """SRAM bytes of each buffer (aligned, times two when double buffered but for the
+    accumulator and a vector layer's parameters)."""
     sram_bytes: int = 0
     ddr_read: int = 0
     """Bytes moved from DDR, bursts included."""
@@ -903,13 +904,13 @@ def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
     own when they all fit (input, weights, output, then parameters and accumulator
     together), so that the DMA filling one and the array reading another do not
     contend; else packed one after another. Copies of a double-buffered buffer are
-    consecutive (ping, then pong); every offset is a multiple of the alignment."""
+    consecutive (ping, then pong); every offset is a multiple of the alignment. The
+    accumulator, and a vector layer's parameters or table (loaded once, before the
+    loops), have one copy."""
     copies = 2 if plan.double_buffered else 1
+    single = {"accumulator"} if plan.layer.has_weights else {"accumulator", "parameters"}
     sizes = {
-        name: (
-            size // copies if name != "accumulator" else size,
-            copies if name != "accumulator" else 1,
-        )
+        name: (size, 1) if name in single else (size // copies, copies)
         for name, size in plan.buffers.items()
     }
     groups = [["input"], ["weights"], ["output"], ["parameters", "accumulator"]]
