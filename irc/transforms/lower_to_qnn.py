@@ -605,7 +605,10 @@ def lower_reduce(lowering: Lowering) -> list[SSAValue]:
     source = match.input(0)
     view = _with_element(TensorType(f32, image), match.element(0))
     reshaped = lowering.add(nn.ReshapeOp.build([source], {}, [view])).results[0]
-    window = {"layout": StringAttr("nhwc"), "kernel_shape": _ints(kernel)}
+    window: dict[str, Attribute | None] = {
+        "layout": StringAttr("nhwc"),
+        "kernel_shape": _ints(kernel),
+    }
     if isinstance(op, nn.ReduceMaxOp):
         pooled = lowering.add(qnn.MaxPoolOp.build([reshaped], window)).results[0]
         back = _with_element(match.output_type(), match.element(0))
@@ -613,7 +616,7 @@ def lower_reduce(lowering: Lowering) -> list[SSAValue]:
         return [lowering.rescale(result, match.output_type())]
     scale = input_element.scale_values[0] * (reduced if isinstance(op, nn.ReduceSumOp) else 1)
     multiplier, shift = scheme.rescale_multiplier(scale, output.scale_values[0])
-    rescale = {"multiplier": _int(multiplier), "shift": _int(shift)}
+    rescale: dict[str, Attribute | None] = {"multiplier": _int(multiplier), "shift": _int(shift)}
     pooled_type = _with_element(TensorType(f32, [1, 1 if outer == 1 else outer, 1, inner]), output)
     pool: Operation
     if outer == 1:
