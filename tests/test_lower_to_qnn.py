@@ -47,7 +47,7 @@ from test_quantize import (
     samples_for,
     small_cnn,
 )
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, f32
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
 
@@ -392,19 +392,29 @@ def test_elementwise_pooling_and_data_movement() -> None:
     _assert_matches(module, qdq, integer)
 
 
-def test_resize_stays_a_float_island() -> None:
-    """nn.resize computes on floats only (its verifier), so even nearest-neighbour
-    resizing, which only moves values, runs between casts until it accepts int8."""
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_a_nearest_resize_moves_int8_values_and_a_linear_one_stays_float(mode: str) -> None:
+    """A nearest resize only moves values: it runs on the quantized tensor, exactly.
+    A linear one computes new values: it stays float between its casts, with why."""
     net = NetBuilder(x=(1, 2, 3, 3))
     relu = net.op(nn.ReluOp, [net.args["x"]], "relu")
     scales = DenseArrayBase.from_list(f32, [1.0, 1.0, 2.0, 2.0])
-    resized = net.op(nn.ResizeOp, [relu], "resize", [TensorType(f32, [1, 2, 6, 6])], scales=scales)
+    resized = net.op(
+        nn.ResizeOp, [relu], "resize", [TensorType(f32, [1, 2, 6, 6])], scales=scales, mode=mode
+    )
     module = net.module(net.op(nn.SigmoidOp, [resized], "gate"))
     qdq = quantized(module, calibrated(module))
     records = lower_module(integer := qdq.clone(), None)
     verify_module(integer)
     (reasons,) = [record.float_reasons for record in records.values()]
-    assert [(op.name, reason) for op, reason in reasons.items()] == [
-        ("nn.resize", "nn.resize computes on floats only")
-    ]
+    (resize,) = [op for op in integer.walk() if isinstance(op, nn.ResizeOp)]
+    if mode == "nearest":
+        assert reasons == {}
+        assert quant.quantized_element(resize.result.type) is not None  # on int8 values
+    else:  # the quantizer left it float, and said why
+        assert quant.quantized_element(resize.result.type) is None
+        why = resize.attributes["irc.float"]
+        assert (
+            isinstance(why, StringAttr) and why.data == 'resize mode "linear" computes new values'
+        )
     _assert_matches(module, qdq, integer, exact=1.0)
