@@ -290,6 +290,19 @@ def _quantized_values(op: Operation) -> list[SSAValue]:
     return [*activation_operands(op), *op.results]
 
 
+NOT_A_POSITIVE_DIVISOR = "it divides by something other than a positive constant scalar"
+
+
+def positive_divisor(op: nn.DivOp) -> float | None:
+    """The divisor of `x / c` when c is a finite positive constant scalar (the division
+    is then a rescale of x by 1 / c), else None."""
+    divisor = constant_array(op.operands[1])
+    if divisor is None or divisor.size != 1:
+        return None
+    value = float(divisor.reshape(-1)[0])
+    return value if np.isfinite(value) and value > 0 else None
+
+
 def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
     """Why the op's form rules out its quantized form, or None."""
     activation = op.properties.get("activation")
@@ -304,15 +317,8 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
             if index < len(op.operands) and constant_array(op.operands[index]) is None:
                 what = "weights" if index == 1 else "bias"
                 return f"its {what} are not constants with data"
-    if isinstance(op, nn.DivOp):
-        divisor = constant_array(op.operands[1])
-        if (
-            divisor is None
-            or divisor.size != 1
-            or not np.isfinite(divisor).all()
-            or float(divisor.reshape(-1)[0]) <= 0
-        ):
-            return "it divides by something other than a positive constant scalar"
+    if isinstance(op, nn.DivOp) and positive_divisor(op) is None:
+        return NOT_A_POSITIVE_DIVISOR
     if isinstance(op, nn.MaskedSoftmaxOp) and constant_array(op.operands[1]) is None:
         return "its mask is not a constant with data"
     if isinstance(op, nn.SoftmaxOp | nn.MaskedSoftmaxOp | nn.LayerNormOp):

@@ -76,7 +76,7 @@ from irc.ir.constants import constant_array
 from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.passes import option
 from irc.quantize import scheme
-from irc.quantize.qdq import ROLES, Role
+from irc.quantize.qdq import NOT_A_POSITIVE_DIVISOR, ROLES, Role, positive_divisor
 from irc.targets.support import unsupported_reasons
 
 if TYPE_CHECKING:
@@ -522,15 +522,16 @@ def lower_div(lowering: Lowering) -> list[SSAValue]:
     # dcast(x) / c -> qcast, c a positive constant scalar  =>  qnn.requantize: the
     # stored values of x read with scale s_x / c are x / c, rescaled to the result
     op, match = lowering.op, lowering.match
-    divisor = constant_array(op.operands[1])
-    if divisor is None or divisor.size != 1 or not float(divisor.reshape(-1)[0]) > 0:
-        raise NotLowerable("it divides by something other than a positive constant scalar")
+    assert isinstance(op, nn.DivOp)
+    divisor = positive_divisor(op)
+    if divisor is None:
+        raise NotLowerable(NOT_A_POSITIVE_DIVISOR)
     source = match.input(0)
     input_element = _per_tensor(match.element(0), "the dividend")
     output = _per_tensor(match.output_element(), "the result")
     if tensor_type(source).get_shape() != match.output_type().get_shape():
         raise NotLowerable("the division broadcasts its dividend")
-    scale = input_element.scale_values[0] / float(divisor.reshape(-1)[0])
+    scale = input_element.scale_values[0] / divisor
     multiplier, shift = scheme.rescale_multiplier(scale, output.scale_values[0])
     requantize = qnn.RequantizeOp.build(
         [source],
