@@ -603,14 +603,16 @@ def test_convert_layout_without_cancel_keeps_every_transpose() -> None:
 # Whole networks
 
 
-@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
+@lru_cache(maxsize=1)  # one model at a time (tests/conftest.py empties it after the module)
 def light_module(path: Path) -> ModuleOp:
     """A light model with seeded random weights, imported."""
     return import_model(materialize_light_model(path, seed=0))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", light_models(), ids=lambda p: p.stem.removeprefix("light_"))
+@pytest.mark.parametrize(
+    "path", light_models(heavy=False), ids=lambda p: p.stem.removeprefix("light_")
+)
 def test_light_model_keeps_transposes_only_at_the_boundary(path: Path) -> None:
     module = light_module(path)
     model_transposes = len(transposes(module))

@@ -346,7 +346,7 @@ LIGHT_MODELS_WITH_BATCH_NORM = {
 }
 
 
-@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
+@lru_cache(maxsize=1)  # one model at a time (tests/conftest.py empties it after the module)
 def imported(name: str) -> ModuleOp:
     path: Path = light_model(name)
     return import_model(materialize_light_model(path, seed=0))

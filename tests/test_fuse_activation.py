@@ -374,7 +374,7 @@ def test_unknown_option_values_are_errors(pipeline: str, message: str) -> None:
 # Models
 
 
-@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
+@lru_cache(maxsize=1)  # one model at a time (tests/conftest.py empties it after the module)
 def canonical_light_model(path: Path) -> ModuleOp:
     module = import_model(materialize_light_model(path, seed=SEED))
     for module_pass in parse_pipeline("canonicalize"):
@@ -383,7 +383,9 @@ def canonical_light_model(path: Path) -> ModuleOp:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", light_models(), ids=lambda p: p.stem.removeprefix("light_"))
+@pytest.mark.parametrize(
+    "path", light_models(heavy=False), ids=lambda p: p.stem.removeprefix("light_")
+)
 def test_light_models_fuse_every_pair_exactly(path: Path) -> None:
     module = canonical_light_model(path)
     pairs = fusable_pairs(module)

@@ -74,7 +74,7 @@ outputs need more samples for min-max ranges that cover other inputs)."""
 TEST_SEEDS = (100, 101)
 """The random samples they are compared on."""
 
-SLOW_MODELS = {"vgg19", "bvlc_alexnet", "zfnet512"}
+SLOW_MODELS = {"bvlc_alexnet", "zfnet512"}
 """The light models with the largest weights (seconds to materialise and run)."""
 
 QDQ_COSINE = {"resnet50": 0.98, "inception_v2": 0.975}
@@ -257,7 +257,7 @@ def small_cnn(seed: int = 0, layout: str = "nchw") -> ModuleOp:
 # Light models
 
 
-@lru_cache(maxsize=1)  # one model at a time: VGG-19 alone is 548 MB
+@lru_cache(maxsize=1)  # one model at a time (tests/conftest.py empties it after the module)
 def light_model_for_quantization(name: str) -> ModuleOp:
     """A light model as irc-quantize prepares it: imported, graph-opt with relu/clip
     fused, `prepare_for_calibration`; its final softmax removed, so that the outputs
@@ -277,7 +277,7 @@ def light_model_for_quantization(name: str) -> ModuleOp:
     return module
 
 
-LIGHT_MODELS = [path.stem.removeprefix("light_") for path in light_models()]
+LIGHT_MODELS = [path.stem.removeprefix("light_") for path in light_models(heavy=False)]
 
 
 # --------------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ from irc.transforms.lower_to_qnn import lower_module
 REPO = Path(__file__).resolve().parents[1]
 MODEL_DIRECTORY = REPO / "build" / "quantized-models"
 
-MODELS = [path.stem.removeprefix("light_") for path in light_models()]
+MODELS = [path.stem.removeprefix("light_") for path in light_models(heavy=False)]
 ACTIVATIONS = ["int8", "uint8"]
 
 MIN_WITHIN_ONE_STEP = 0.999

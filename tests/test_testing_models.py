@@ -16,16 +16,20 @@ from irc.diagnostics import IrcError
 from irc.importers.reference import run_onnxruntime
 from irc.numerics import compare
 from irc.testing.models import (
+    HEAVY_LIGHT_MODELS,
     Role,
+    heavy_in_this_process,
     light_model,
     light_models,
     materialize_light_model,
     parameter_roles,
     pytorch_cases,
+    run_heavy_in_own_process,
 )
 from irc.testing.reference import random_inputs
 
-LIGHT_MODELS = light_models()
+LIGHT_MODELS = light_models(heavy=heavy_in_this_process())
+"""The light models materialized in this process: VGG-19 in a process of its own."""
 
 # Models materialized twice or three times: one of each kind (batch norms and residual
 # sums, plain convolutions, a classifier reached through a Reshape) and small enough.
@@ -33,9 +37,16 @@ REPEATED_MODELS = ["resnet50", "squeezenet", "inception_v1"]
 
 
 def test_all_light_models_are_found() -> None:
-    names = {path.stem for path in LIGHT_MODELS}
+    names = {path.stem for path in light_models()}
     assert {"light_resnet50", "light_vgg19", "light_densenet121", "light_shufflenet"} <= names
     assert len(names) == 9
+    assert {path.stem for path in light_models(heavy=False)} == names - {"light_vgg19"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(HEAVY_LIGHT_MODELS))
+def test_heavy_light_model_in_its_own_process(name: str) -> None:
+    run_heavy_in_own_process(__file__, name)
 
 
 @dataclass

@@ -52,7 +52,6 @@ LIGHT_MODELS = [
     "resnet50",
     "shufflenet",
     "squeezenet",
-    "vgg19",
     "zfnet512",
 ]
 

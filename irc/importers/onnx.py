@@ -155,7 +155,7 @@ def _check_model(model: onnx.ModelProto, source: str | None) -> None:
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"expected an onnx.ModelProto or a path, got {type(model).__name__}")
     try:
-        onnx.checker.check_model(_without_external_data(model))
+        onnx.checker.check_model(_without_external_data(with_bulk_replaced(model, _emptied)))
     except Exception as failure:  # ValidationError, or C++ errors surfacing as others
         message = str(failure).strip()
         raise IrcError(
@@ -176,6 +176,52 @@ def _external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
         for attribute in node.attribute:
             if attribute.HasField("t") and attribute.t.data_location == onnx.TensorProto.EXTERNAL:
                 yield attribute.t
+
+
+BULK_TENSOR_BYTES = 1 << 20
+"""Initializers above this size are the model's bulk (see `with_bulk_replaced`)."""
+
+
+def with_bulk_replaced(
+    model: onnx.ModelProto, replace: Callable[[onnx.TensorProto], onnx.TensorProto]
+) -> onnx.ModelProto:
+    """A copy of `model` whose large inline initializers (BULK_TENSOR_BYTES) are
+    `replace(tensor)`, made without copying them.
+
+    onnx's checker and onnxruntime take a model as serialized bytes, which for
+    VGG-19 is another 548 MB, and the C++ side parses it into yet another copy; and
+    emptying the fields of a proto in place frees nothing (protobuf's arena keeps
+    the memory until the proto goes). So the big tensors are left out of the copy:
+    emptied for the checker, moved to external data for onnxruntime.
+    """
+    copy = onnx.ModelProto()
+    for descriptor, _ in model.ListFields():
+        if descriptor.name != "graph":
+            _copy_field(model, copy, descriptor.name)
+    for descriptor, _ in model.graph.ListFields():
+        if descriptor.name != "initializer":
+            _copy_field(model.graph, copy.graph, descriptor.name)
+    for tensor in model.graph.initializer:
+        if tensor.HasField("raw_data") and tensor.ByteSize() > BULK_TENSOR_BYTES:
+            copy.graph.initializer.append(replace(tensor))
+        else:
+            copy.graph.initializer.append(tensor)
+    return copy
+
+
+def _copy_field(source: Any, target: Any, name: str) -> None:
+    value = getattr(source, name)
+    if hasattr(value, "extend"):  # a repeated field
+        getattr(target, name).extend(value)
+    elif hasattr(value, "CopyFrom"):  # a message
+        getattr(target, name).CopyFrom(value)
+    else:
+        setattr(target, name, value)
+
+
+def _emptied(tensor: onnx.TensorProto) -> onnx.TensorProto:
+    """`tensor` with no data (and shape (0,)), for the checker."""
+    return onnx.helper.make_tensor(tensor.name, tensor.data_type, [0], [])
 
 
 def _without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:

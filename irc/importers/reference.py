@@ -7,7 +7,9 @@ tests and the fuzzer compare irc's outputs with it (`irc.numerics.compare`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,10 @@ if TYPE_CHECKING:
 
 ONNXRUNTIME_MIN_OPSET = 7
 """The oldest opset onnxruntime still implements; older models are converted."""
+
+LARGE_MODEL_BYTES = 64 * 2**20
+"""A model proto above this size reaches onnxruntime through a file with its weights
+as external data (see `_session_source`), not as one serialized string."""
 
 
 def run_onnxruntime(
@@ -42,11 +48,11 @@ def run_onnxruntime(
     options.intra_op_num_threads = 2
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: no warnings about unused initializers
+    options.add_session_config_entry("session.disable_prepacking", "1")
     if isinstance(model, Path) and _default_opset(onnx.load(str(model))) < ONNXRUNTIME_MIN_OPSET:
         model = onnx.load(str(model))
     if isinstance(model, onnx.ModelProto) and _default_opset(model) < ONNXRUNTIME_MIN_OPSET:
         model = for_onnxruntime(model)
-    source = str(model) if isinstance(model, Path) else model.SerializeToString()
     from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
     # A model or inputs that onnxruntime rejects are the user's to fix, not irc bugs.
@@ -65,9 +71,10 @@ def run_onnxruntime(
         ),
     )
     try:
-        session = onnxruntime.InferenceSession(
-            source, sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        with _session_source(model) as source:
+            session = onnxruntime.InferenceSession(
+                source, sess_options=options, providers=["CPUExecutionProvider"]
+            )
         names = [output.name for output in session.get_outputs()]
         results = session.run(names, dict(inputs))
     except rejected as failure:
@@ -81,6 +88,49 @@ def run_onnxruntime(
             hint="check that the model is valid (onnx.checker) and that the inputs match its graph inputs",
         ) from None
     return {name: np.asarray(value) for name, value in zip(names, results, strict=True)}
+
+
+@contextmanager
+def _session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
+    """What onnxruntime's session is made from: the path of a model file, the bytes
+    of a small proto, or for a proto above LARGE_MODEL_BYTES a temporary file whose
+    large initializers are external data, written from the proto without another
+    copy of them (`with_bulk_replaced`): serializing VGG-19's 548 MB would hold its
+    weights a third time, and a proto of 2 GB cannot be serialized at all.
+    """
+    from onnx import TensorProto
+
+    from irc.importers.onnx import with_bulk_replaced
+
+    if isinstance(model, Path):
+        yield str(model)
+        return
+    if model.ByteSize() <= LARGE_MODEL_BYTES:
+        yield model.SerializeToString()
+        return
+    with tempfile.TemporaryDirectory(prefix="irc-onnxruntime-") as directory:
+        weights = Path(directory) / "weights"
+        with weights.open("wb") as file:
+
+            def external(tensor: onnx.TensorProto) -> onnx.TensorProto:
+                reference = TensorProto(name=tensor.name, data_type=tensor.data_type)
+                reference.dims.extend(tensor.dims)
+                offset = file.tell()
+                length = file.write(tensor.raw_data)
+                for key, value in (
+                    ("location", weights.name),
+                    ("offset", offset),
+                    ("length", length),
+                ):
+                    entry = reference.external_data.add()
+                    entry.key, entry.value = key, str(value)
+                reference.data_location = TensorProto.EXTERNAL
+                return reference
+
+            skeleton = with_bulk_replaced(model, external)
+        path = Path(directory) / "model.onnx"
+        path.write_bytes(skeleton.SerializeToString())
+        yield str(path)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

@@ -118,12 +118,22 @@ def tensor_type_of(array: np.ndarray) -> TensorType:
 
 
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """A `dense<...>` attribute holding a copy of `array`'s bytes (little-endian)."""
+    """A `dense<...>` attribute holding a copy of `array`'s bytes (little-endian), or
+    the bytes themselves when `array` views a whole `bytes` object (immutable)."""
     array = np.asarray(array)
     element_type = element_type_of(array.dtype)
     if array.dtype == np.bool_:
         array = array.astype(np.int8)
-    data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+    base = array.base
+    if (
+        isinstance(base, bytes)
+        and len(base) == array.nbytes
+        and array.flags.c_contiguous
+        and (array.dtype.byteorder in "<|" or (array.dtype.byteorder == "=" and np.little_endian))
+    ):
+        data = base  # a view of immutable bytes (an ONNX tensor's): no copy needed
+    else:
+        data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
     return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data))
 
 

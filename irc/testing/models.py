@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Container
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
@@ -40,9 +42,63 @@ def onnx_test_data_dir() -> Path:
     return Path(onnx.__file__).parent / "backend" / "test" / "data"
 
 
-def light_models() -> list[Path]:
-    """Every `light_*.onnx` model shipped with onnx, sorted by name."""
-    return sorted((onnx_test_data_dir() / "light").glob("light_*.onnx"))
+HEAVY_LIGHT_MODELS = frozenset({"vgg19"})
+"""Light models too big to go through every pass's tests: VGG-19 has 143 M parameters
+(548 MB of float32); a test that imports it, runs a pass and interprets the IR before
+and after holds several copies, beyond the 2 GB a test process may hold. Its ops
+(conv, relu, max pool, a gemm head with dropout, softmax) are those of bvlc_alexnet and
+zfnet512, which every such test keeps. VGG-19 is materialized, imported and checked
+against onnxruntime in a pytest process of its own (`run_heavy_in_own_process`),
+where it peaks at 1.8 GB."""
+
+HEAVY_PROCESS_ENV = "IRC_HEAVY_LIGHT_MODELS"
+"""Set to 1 in the pytest process that `run_heavy_in_own_process` starts."""
+
+
+def heavy_in_this_process() -> bool:
+    """Whether this is a process `run_heavy_in_own_process` started (where the tests
+    parametrized over `light_models(heavy=heavy_in_this_process())` take the heavy
+    models too)."""
+    return os.environ.get(HEAVY_PROCESS_ENV) == "1"
+
+
+def light_models(*, heavy: bool = True) -> list[Path]:
+    """Every `light_*.onnx` model shipped with onnx, sorted by name (without
+    HEAVY_LIGHT_MODELS unless `heavy`)."""
+    paths = sorted((onnx_test_data_dir() / "light").glob("light_*.onnx"))
+    return [p for p in paths if heavy or p.stem.removeprefix("light_") not in HEAVY_LIGHT_MODELS]
+
+
+def run_heavy_in_own_process(test_file: Path | str, name: str) -> None:
+    """Run the tests of `test_file` whose ids name the heavy model `name` in a new
+    pytest process (with HEAVY_PROCESS_ENV set), so that its memory is not added to
+    what this one holds. An `AssertionError` with pytest's output if any fails or
+    none runs; in the process it starts, a skip (the test calling it is running there
+    too)."""
+    import subprocess
+    import sys
+
+    if heavy_in_this_process():
+        import pytest
+
+        pytest.skip("this is the heavy models' own process")
+
+    environment = {**os.environ, HEAVY_PROCESS_ENV: "1"}
+    for name_of_xdist in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+        environment.pop(name_of_xdist, None)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    result = subprocess.run(
+        [*command, str(test_file), "-k", name],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(
+            f"the {name} tests of {test_file} failed in their own process "
+            f"(exit {result.returncode}):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
+        )
 
 
 def light_model(name: str) -> Path:
@@ -337,24 +393,23 @@ def materialize_light_model(path: Path, seed: int) -> onnx.ModelProto:
     initializers = {tensor.name: tensor for tensor in graph.initializer}
     rng = np.random.default_rng(seed)
 
-    values: dict[str, np.ndarray] = {}
+    # The parameters to sample, in graph order (which fixes the random stream).
+    sampled: dict[str, np.dtype] = {}
     kept_nodes = []
     for node in graph.node:
         name = node.output[0] if node.output else ""
         if node.op_type == "ConstantOfShape" and name in roles:
-            dtype = _constant_of_shape_dtype(node)
-            values[name] = _sample(roles[name], rng).astype(dtype, copy=False)
+            sampled[name] = _constant_of_shape_dtype(node)
         else:
             kept_nodes.append(node)
     for name, tensor in initializers.items():
-        if name in roles and name not in values:
-            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
-            values[name] = _sample(roles[name], rng).astype(dtype, copy=False)
+        if name in roles and name not in sampled:
+            sampled[name] = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
 
     used = {tensor for node in kept_nodes for tensor in node.input}
     used.update(output.name for output in graph.output)
     kept_initializers = [
-        tensor for name, tensor in initializers.items() if name in used and name not in values
+        tensor for name, tensor in initializers.items() if name in used and name not in sampled
     ]
     del graph.node[:]
     graph.node.extend(kept_nodes)
@@ -364,11 +419,43 @@ def materialize_light_model(path: Path, seed: int) -> onnx.ModelProto:
     model.ir_version = max(model.ir_version, MIN_IR_VERSION)
     del graph.initializer[:]
     graph.initializer.extend(kept_initializers)
-    graph.initializer.extend(
-        onnx.numpy_helper.from_array(array, name) for name, array in values.items()
-    )
+    # Calibration needs the values of the batch norms' statistics and of the logit
+    # layers only; each other parameter becomes its initializer as soon as it is
+    # drawn, so that the weights are never held twice (VGG-19's are 548 MB).
+    calibrated = _calibrated_parameters(model, sampled.keys())
+    values: dict[str, np.ndarray] = {}
+    for name, dtype in sampled.items():
+        array = _sample(roles[name], rng).astype(dtype, copy=False)
+        if name in calibrated:
+            values[name] = array
+            graph.initializer.append(onnx.numpy_helper.from_array(array, name))
+            continue
+        # As from_array, but the array is gone before the proto copies its bytes.
+        # (appending a proto would copy it: it is made in place).
+        tensor = graph.initializer.add()
+        tensor.name = name
+        tensor.dims.extend(array.shape)
+        tensor.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
+        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        del array
+        tensor.raw_data = data
+        del data
     _calibrate(model, values, ranks, rng)
     return model
+
+
+def _calibrated_parameters(model: onnx.ModelProto, values: Container[str]) -> set[str]:
+    """The random parameters (`values`) that `_calibrate` reads or changes: the running
+    statistics of the batch norms and the parameters of the logit layers."""
+    statistics = {
+        name
+        for node in model.graph.node
+        if node.op_type == "BatchNormalization" and len(node.input) >= 5
+        for name in node.input[3:5]
+        if name in values
+    }
+    logits = {name for layer in _logit_layers(model, values) for name in layer.parameters}
+    return statistics | logits
 
 
 def _constant_of_shape_dtype(node: onnx.NodeProto) -> np.dtype:
@@ -594,7 +681,7 @@ def _normalizing_nodes(
     return nodes, statistics, axes_initializers
 
 
-def _logit_layers(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> list[LogitLayer]:
+def _logit_layers(model: onnx.ModelProto, values: Container[str]) -> list[LogitLayer]:
     """The layers with random weights whose output feeds a Softmax (through reshapes
     and dropout), with the names of their weights and biases (through reshapes too)."""
     producers = {output: node for node in model.graph.node for output in node.output}
