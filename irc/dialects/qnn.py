@@ -7,6 +7,11 @@ matrix products produce plain `i32` accumulators,
 
     acc = sum((x - zx) * (w - zw)) + bias
 
+or, when an operand has 16-bit storage (16-bit activations, 8-bit weights: int16x8),
+wide `i64` accumulators whose values lie in the 48-bit range (-2^47, 2^47); the
+requantization of a wide accumulator uses a 16-bit multiplier (see
+irc/ir/fixed_point.py's `wide_fixed_point_multiply`).
+
 and `qnn.requantize` takes them to a quantized type with a fixed-point multiplier
 M in [2^30, 2^31) and shift s (m = M * 2^-(31 + s)), rounding half to even,
 adding the output zero point and clamping to [clamp_min, clamp_max] (the storage
@@ -52,6 +57,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i8,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
@@ -120,6 +126,25 @@ def eight_bit(element: UniformQuantizedType, what: str) -> UniformQuantizedType:
     return element
 
 
+def activation_bits(element: UniformQuantizedType, what: str) -> UniformQuantizedType:
+    """`element`, which must have 8- or 16-bit storage (an int8 or int16 activation)."""
+    if element.storage_bits.data not in (8, 16):
+        raise fail(f"{what} must have 8- or 16-bit storage, got {element.storage_type}")
+    return element
+
+
+def is_wide(*elements: UniformQuantizedType) -> bool:
+    """Whether a product of these operands accumulates in the wide 48-bit accumulator
+    (some operand has 16-bit storage)."""
+    return any(element.storage_bits.data > 8 for element in elements)
+
+
+def accumulator_element(*elements: UniformQuantizedType) -> Attribute:
+    """The accumulator of products of these operands: i64 (48-bit values) when one
+    has 16-bit storage, else i32."""
+    return i64 if is_wide(*elements) else i32
+
+
 def zero_point(element: UniformQuantizedType) -> int:
     """The zero point of a per-tensor type."""
     return element.zero_point_values[0]
@@ -170,27 +195,44 @@ def is_int32(element_type: Attribute) -> bool:
     return element_type == i32
 
 
-def check_bias(value_type: TensorType, what: str = "bias") -> None:
-    """A bias is `i32`, or a quantized type with i32 storage (its integers are added)."""
+def is_accumulator(element_type: Attribute) -> bool:
+    """True for an accumulator type: `i32`, or `i64` (a wide one)."""
+    return element_type in (i32, i64)
+
+
+def check_bias(value_type: TensorType, what: str = "bias", wide: bool = False) -> None:
+    """A bias is `i32`, or a quantized type with i32 storage (its integers are added);
+    for a `wide` accumulator, i64 (or i64 storage) too."""
     element = value_type.get_element_type()
     quantized_bias = quantized_element(value_type)
-    if is_int32(element):
+    allowed = (i32, i64) if wide else (i32,)
+    if element in allowed:
         return
-    if quantized_bias is not None and quantized_bias.storage_type == i32:
+    if quantized_bias is not None and quantized_bias.storage_type in allowed:
         quantized_bias.verify_tensor(value_type)
         return
-    raise fail(f"{what} must be i32 or have i32 storage, got {element}")
+    names = "i32 or i64" if wide else "i32"
+    raise fail(f"{what} must be {names} or have {names} storage, got {element}")
 
 
 def check_accumulator_bound(
     terms: int, lhs: UniformQuantizedType, rhs: UniformQuantizedType
 ) -> None:
-    """A sum of `terms` products of the two inputs (less their zero points) fits int32."""
+    """A sum of `terms` products of the two inputs (less their zero points) fits the
+    accumulator: int32, or 48 bits for a wide one."""
     bound = terms * largest_offset(lhs) * largest_offset(rhs)
-    if bound > fixed_point.INT32_MAX:
+    wide = is_wide(lhs, rhs)
+    limit = fixed_point.WIDE_MAX if wide else fixed_point.INT32_MAX
+    if bound > limit:
+        what = "48-bit" if wide else "int32"
         raise fail(
-            f"a sum of {terms} products can reach {bound}, which overflows the int32 accumulator"
+            f"a sum of {terms} products can reach {bound}, which overflows the {what} accumulator"
         )
+
+
+def with_accumulator(types: list[TensorType], *elements: UniformQuantizedType) -> list[TensorType]:
+    """`types` (inferred with i32 elements) with the accumulator of `elements`."""
+    return [with_element(t, accumulator_element(*elements)) for t in types]
 
 
 def with_element(value_type: TensorType, element: Attribute) -> TensorType:
@@ -334,11 +376,12 @@ class _ConvLikeOp(QNNOp):
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
         # The operand types are channels-first views here; `check` sees the real ones.
-        eight_bit(per_tensor(operand_types[0], "the input"), "the input")
-        eight_bit(quantized(operand_types[1], "the weight", view=True), "the weight")
+        source = activation_bits(per_tensor(operand_types[0], "the input"), "the input")
+        weight = eight_bit(quantized(operand_types[1], "the weight", view=True), "the weight")
         if len(operand_types) == 3:
-            check_bias(operand_types[2])
-        return inferred(cls.NN_OP.infer(as_int32(operand_types), props))
+            check_bias(operand_types[2], wide=is_wide(source))
+        types = inferred(cls.NN_OP.infer(as_int32(operand_types), props))
+        return with_accumulator(types, source, weight)
 
     def output_channel_axis(self) -> int:
         """The weight axis that a per-axis weight type must be quantized along."""
@@ -371,7 +414,9 @@ class ConvOp(_ConvLikeOp):
     and is added as stored. Strides, pads, dilations, group and layout are `nn.conv`'s;
     padding contributes 0 to the sum (it holds the input zero point). The sum is exact
     (the verifier checks that the worst case fits int32); adding the bias saturates
-    to the int32 range.
+    to the int32 range. A 16-bit input (int16x8) gives a wide i64 accumulator: the
+    bias may be i64, the worst case must fit 48 bits, and adding the bias saturates
+    to (-2^47, 2^47).
     """
 
     name = "qnn.conv"
@@ -413,7 +458,8 @@ class MatMulOp(QNNOp):
     """Integer matrix product (numpy's rules): acc = sum((a - za) * (b - zb)), as i32.
 
     `lhs` is quantized per tensor; `rhs` per tensor or along its last axis (its
-    columns, the output features); both have 8-bit storage.
+    columns, the output features); both have 8-bit storage, or one or both 16-bit,
+    which gives a wide i64 accumulator (48-bit values).
     """
 
     name = "qnn.matmul"
@@ -423,9 +469,10 @@ class MatMulOp(QNNOp):
 
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
-        eight_bit(per_tensor(operand_types[0], "lhs"), "lhs")
-        eight_bit(quantized(operand_types[1], "rhs"), "rhs")
-        return nn.MatMulOp.infer(as_int32(operand_types), props)
+        lhs = activation_bits(per_tensor(operand_types[0], "lhs"), "lhs")
+        rhs = activation_bits(quantized(operand_types[1], "rhs"), "rhs")
+        types = inferred(nn.MatMulOp.infer(as_int32(operand_types), props))
+        return with_accumulator(types, lhs, rhs)
 
     def check(self, props: Props) -> None:
         lhs = per_tensor(self.lhs.type, "lhs")
@@ -445,7 +492,8 @@ class GemmOp(QNNOp):
 
     `lhs` is quantized per tensor; `rhs` per tensor or per output feature (axis 1, or
     0 with `trans_b`); the optional bias is i32 (or has i32 storage) and broadcasts
-    to the result. Alpha and beta are folded into the scales, so there are none.
+    to the result. Alpha and beta are folded into the scales, so there are none. A
+    16-bit `lhs` gives a wide i64 accumulator, as `qnn.conv`'s.
     """
 
     name = "qnn.gemm"
@@ -458,11 +506,12 @@ class GemmOp(QNNOp):
 
     @classmethod
     def infer(cls, operand_types: Sequence[TensorType], props: Props) -> list[TensorType]:
-        eight_bit(per_tensor(operand_types[0], "lhs"), "lhs")
-        eight_bit(quantized(operand_types[1], "rhs"), "rhs")
+        lhs = activation_bits(per_tensor(operand_types[0], "lhs"), "lhs")
+        rhs = eight_bit(quantized(operand_types[1], "rhs"), "rhs")
         if len(operand_types) == 3:
-            check_bias(operand_types[2])
-        return nn.GemmOp.infer(as_int32(operand_types), props)
+            check_bias(operand_types[2], wide=is_wide(lhs))
+        types = inferred(nn.GemmOp.infer(as_int32(operand_types), props))
+        return with_accumulator(types, lhs, rhs)
 
     def check(self, props: Props) -> None:
         lhs = per_tensor(self.lhs.type, "lhs")
@@ -492,7 +541,9 @@ class RequantizeOp(QNNOp):
     (M, s) per tensor, or one per slice along `axis` (per-channel requantization of a
     conv); M is in [2^30, 2^31) and s in [-30, 31]. The output zero point is the result
     type's; the clamp bounds (storage units, default the storage range) express a
-    fused relu/relu6/clip.
+    fused relu/relu6/clip. A wide i64 input (the 48-bit accumulator of 16-bit
+    activations) is scaled by the 16-bit multiplier M' = round(M / 2^16):
+    round_half_even(acc * M' * 2^-(15 + s)), with s >= -14.
 
         %y = qnn.requantize %acc {multiplier = [1518500250], shift = [7], clamp_min = -5}
                : (tensor<1x8xi32>) -> tensor<1x8x!quant.uniform<i8:f32, 0.05:-5>>
@@ -509,8 +560,8 @@ class RequantizeOp(QNNOp):
 
     def check(self, props: Props) -> None:
         input_type = tensor_type(self.input)
-        if not is_int32(input_type.get_element_type()):
-            element = per_tensor(input_type, "the input (i32 or quantized)")
+        if not is_accumulator(input_type.get_element_type()):
+            element = per_tensor(input_type, "the input (i32, i64 or quantized)")
             if element.storage_bits.data == 32 and zero_point(element) != 0:
                 raise fail("an input with i32 storage must have zero point 0")
         output = per_tensor(self.result.type, "the result")
@@ -518,6 +569,11 @@ class RequantizeOp(QNNOp):
         check_result_shape(self, shape)
         multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
         check_multipliers(multipliers, shifts, "'multiplier' and 'shift'")
+        if input_type.get_element_type() == i64:
+            for multiplier, shift in zip(multipliers, shifts, strict=True):
+                problem = fixed_point.check_wide_multiplier(multiplier, shift)
+                if problem is not None:
+                    raise fail(f"the wide (i64) input's 'multiplier' and 'shift': {problem}")
         axis = props.int("axis")
         if axis is None:
             if len(multipliers) != 1:

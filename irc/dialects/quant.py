@@ -54,8 +54,10 @@ STORAGE_TYPES = {
     "i16": (16, True),
     "u16": (16, False),
     "i32": (32, True),
+    "i64": (64, True),
 }
-"""Storage types by their name in the syntax: (bits, signed)."""
+"""Storage types by their name in the syntax: (bits, signed). i64 stores the biases of
+16-bit activations (added to the wide 48-bit accumulator)."""
 
 
 def _format_scale(value: float) -> str:

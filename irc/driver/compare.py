@@ -104,7 +104,7 @@ def compile_levels(
     from irc.targets import load_target
 
     check_options(options)
-    if options.quantize != "int8":
+    if not options.quantized:
         raise error(
             "the layer comparison needs an int8 compile: with --quantize none there is no "
             "integer reference",

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 GRAPH_OPT = "graph-opt{activations=relu,clip}"
 """The graph passes: relu and clip fused before calibration (see irc-quantize)."""
 
-QUANTIZE_MODES = ("int8", "none")
+QUANTIZE_MODES = ("int8", "int16", "none")
 PARTITION_MODES = ("support", "cost")
 OPT_LEVELS = (0, 1, 2, 3)
 
@@ -86,6 +86,10 @@ class CompileOptions:
     """At most this many samples are calibrated on (random ones without data)."""
     float_layers: tuple[str, ...] = ()
     """Layers kept float, by ONNX node name."""
+    int16_layers: tuple[str, ...] = ()
+    """Layers whose activations are int16 (with --quantize int8), by ONNX node name."""
+    int16_ops: tuple[str, ...] = ()
+    """Op types whose activations are int16 (with --quantize int8)."""
     opt_level: int = 2
     observer: str | None = None
     """The calibration observer; default: minmax (mse at -O3)."""
@@ -101,6 +105,11 @@ class CompileOptions:
     support on the test suite's models), or support (docs/partitioning.md)."""
 
     @property
+    def quantized(self) -> bool:
+        """Whether the compile quantizes (int8, or int16 activations)."""
+        return self.quantize != "none"
+
+    @property
     def chosen_observer(self) -> str:
         """The observer calibration uses."""
         return self.observer or ("mse" if self.opt_level >= 3 else "minmax")
@@ -114,7 +123,7 @@ class CompileOptions:
 
         target = self.target
         passes = [make("graph-opt", activations=("relu", "clip"))]
-        if self.quantize == "int8":
+        if self.quantized:
             passes += [
                 make("prepare-quantize"),
                 make(
@@ -125,6 +134,9 @@ class CompileOptions:
                     observer=self.chosen_observer,
                     seed=self.seed,
                     exclude_names=tuple(self.float_layers),
+                    activations="int16" if self.quantize == "int16" else "int8",
+                    int16_names=tuple(self.int16_layers),
+                    int16_ops=tuple(self.int16_ops),
                     bias_correction=self.opt_level >= 2,
                 ),
                 make("lower-to-qnn", target=target),
@@ -150,11 +162,13 @@ class CompileOptions:
             "quantize": self.quantize,
             "calibration_data": str(self.calibration_data) if self.calibration_data else None,
             "calibration_samples": self.calibration_samples,
-            "observer": self.chosen_observer if self.quantize == "int8" else None,
+            "observer": self.chosen_observer if self.quantized else None,
             "calibration_stats": str(self.calibration_stats) if self.calibration_stats else None,
             "partition": self.partition,
             "bias_correction": self.opt_level >= 2,
             "float_layers": list(self.float_layers),
+            "int16_layers": list(self.int16_layers),
+            "int16_ops": list(self.int16_ops),
             "opt_level": self.opt_level,
             "input_shapes": {name: list(dims) for name, dims in sorted(self.input_shapes.items())},
         }
@@ -297,19 +311,26 @@ def check_options(options: CompileOptions) -> None:
     ):
         if value < 1:
             raise error(f"{flag} must be at least 1, got {value}", where)
-    quantizing = options.calibration_data or options.float_layers or options.calibration_stats
-    if options.quantize == "none" and quantizing:
-        flag = (
-            "--calibration-data"
-            if options.calibration_data
-            else "--calibration-stats"
-            if options.calibration_stats
-            else "--float-layers"
-        )
+    flags = {
+        "--calibration-data": options.calibration_data,
+        "--calibration-stats": options.calibration_stats,
+        "--float-layers": options.float_layers,
+        "--int16-layers": options.int16_layers,
+        "--int16-ops": options.int16_ops,
+    }
+    given = [flag for flag, value in flags.items() if value]
+    if options.quantize == "none" and given:
         raise error(
-            f"{flag} has no effect with --quantize none",
+            f"{given[0]} has no effect with --quantize none",
             where,
             hint="drop it, or quantize with --quantize int8",
+        )
+    if options.quantize == "int16" and (options.int16_layers or options.int16_ops):
+        flag = "--int16-layers" if options.int16_layers else "--int16-ops"
+        raise error(
+            f"{flag} has no effect with --quantize int16: every activation is int16 already",
+            where,
+            hint="give it with --quantize int8 to make only those layers int16",
         )
 
 

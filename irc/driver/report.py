@@ -313,11 +313,13 @@ SUMMARY_OUTPUTS = 3
 
 def _options_text(result: CompileResult) -> str:
     options = result.options
-    if options.quantize == "int8":
-        quantize = f"int8 ({options.chosen_observer} observer)"
+    if options.quantized:
+        quantize = f"{options.quantize} ({options.chosen_observer} observer)"
     else:
         quantize = "float (--quantize none)"
     floats = f", float layers: {', '.join(options.float_layers)}" if options.float_layers else ""
+    if options.int16_layers or options.int16_ops:
+        floats += f", int16: {', '.join([*options.int16_layers, *options.int16_ops])}"
     return f"-O{options.opt_level}, {quantize}{floats}"
 
 
@@ -340,7 +342,7 @@ def summary_text(result: CompileResult) -> str:
 
     line("model", f"{result.name} ({result.source}) for {target.name}")
     line("options", _options_text(result))
-    if result.options.quantize == "int8":
+    if result.options.quantized:
         line("calibration", result.calibration)
     slowest = sorted(result.stages, key=lambda stage: -stage.seconds)[:3]
     line(
@@ -361,7 +363,7 @@ def summary_text(result: CompileResult) -> str:
         f"({_percent(partition.cpu_macs, all_macs)})"
         + (f": {_ops_in_brief(cpu_ops)}" if cpu_ops else ""),
     )
-    if result.options.quantize == "int8":
+    if result.options.quantized:
         metrics = list(result.output_metrics.items())
         for name, (cosine, sqnr) in metrics[:SUMMARY_OUTPUTS]:
             line("output", f"{name}: cosine {cosine:.5f}, SQNR {_sqnr_text(sqnr)} dB")
@@ -677,7 +679,7 @@ def _layers_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str
 def _quantization_section(result: CompileResult) -> list[str]:
     lines = ["## Quantization", ""]
     errors = result.errors
-    if result.options.quantize != "int8" or errors is None:
+    if not result.options.quantized or errors is None:
         return [*lines, "The model runs in float (`--quantize none`): no quantization error.", ""]
     lines.append(
         f"Calibrated on {result.calibration}; the error is measured on {errors.samples} "
@@ -835,7 +837,7 @@ def report_markdown(result: CompileResult, plots: bool) -> str:
         f"- Target: {result.target.name} — {result.target.description}",
         f"- Options: {_options_text(result)}",
     ]
-    if result.options.quantize == "int8":
+    if result.options.quantized:
         lines.append(f"- Calibration: {result.calibration}")
     lines.extend([f"- Compiler: irc {__version__}", ""])
     for warning in result.warnings:

@@ -52,6 +52,10 @@ IDENTITY_MULTIPLIER = (MULTIPLIER_MIN, -1)
 ADD_LEFT_SHIFT = 20
 """Bits the inputs of an int8 add are shifted left by before rescaling (TFLite's 20)."""
 
+ADD_LEFT_SHIFT_16 = 15
+"""The left shift of an add with a 16-bit input (TFLite's int16 ADD: 15, so that a
+shifted 16-bit value stays within int32)."""
+
 
 # --------------------------------------------------------------------------------------
 # Fixed-point multipliers
@@ -137,12 +141,68 @@ def fixed_point_multiply(
     total_shift = _along(shift, axis, accumulator.ndim) + 31
     # |acc * M| < 2^62 and the shift is at most 62, so nothing below overflows int64.
     product = np.asarray(np.multiply(accumulator, multipliers, dtype=np.int64))
-    # Half to even: add half - 1, plus 1 when the floor is odd, then floor.
+    return _shift_half_to_even(product, total_shift)
+
+
+def _shift_half_to_even(product: np.ndarray, total_shift: np.ndarray) -> np.ndarray:
+    """round_half_even(product / 2^total_shift), in place: add half - 1, plus 1 when
+    the floor is odd, then floor."""
     odd = np.right_shift(product, total_shift)
     odd &= 1
     product += np.left_shift(np.int64(1), total_shift - 1) - 1
     product += odd
     return np.right_shift(product, total_shift, out=product)
+
+
+WIDE_ACCUMULATOR_BITS = 48
+"""The accumulator of 16-bit activations (times 8-bit weights, or 16-bit ones): its
+values lie in (-2^47, 2^47), stored as i64 (TFLite's int16x8 kernels assume the
+same range of their int64 accumulator)."""
+
+WIDE_MIN, WIDE_MAX = -(1 << 47) + 1, (1 << 47) - 1
+"""The range of a wide accumulator."""
+
+WIDE_SHIFT_MIN = -14
+"""The smallest shift of a wide requantization (its right shift 15 + s is at least 1)."""
+
+
+def reduced_multiplier(multiplier: int) -> int:
+    """The 16-bit multiplier of a wide requantization: round(M / 2^16) in [2^14, 2^15),
+    saturating at 2^15 - 1 (TFLite's `MultiplyByQuantizedMultiplier` of an int64)."""
+    return (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+
+
+def check_wide_multiplier(multiplier: int, shift: int) -> str | None:
+    """Why (M, s) cannot requantize a wide accumulator, or None if it can."""
+    problem = check_multiplier(multiplier, shift)
+    if problem is None and shift < WIDE_SHIFT_MIN:
+        return f"shift {shift} is below {WIDE_SHIFT_MIN}: a wide accumulator needs a right shift"
+    return problem
+
+
+def wide_fixed_point_multiply(
+    accumulator: np.ndarray,
+    multiplier: int | Sequence[int] | np.ndarray,
+    shift: int | Sequence[int] | np.ndarray,
+    axis: int | None = None,
+) -> np.ndarray:
+    """round_half_even(acc * M' * 2^-(15 + s)) as int64, for a wide accumulator.
+
+    M' = `reduced_multiplier(M)`: with |acc| < 2^47 and M' < 2^15 the product stays
+    below 2^62. The multiplier loses its 16 low bits (a relative error below 2^-15,
+    as in TFLite's int16x8 kernels); the rounding is the same half to even as
+    `fixed_point_multiply`'s.
+    """
+    accumulator = np.asarray(accumulator)
+    if accumulator.size and (accumulator.min() < WIDE_MIN or accumulator.max() > WIDE_MAX):
+        raise ValueError("requantization input is outside the 48-bit range")
+    reduced = np.vectorize(reduced_multiplier, otypes=[np.int64])(
+        np.asarray(multiplier, dtype=np.int64)
+    )
+    multipliers = _along(reduced, axis, accumulator.ndim)
+    total_shift = _along(shift, axis, accumulator.ndim) + 15
+    product = np.asarray(np.multiply(accumulator, multipliers, dtype=np.int64))
+    return _shift_half_to_even(product, total_shift)
 
 
 def requantize(
@@ -153,12 +213,16 @@ def requantize(
     clamp_min: int,
     clamp_max: int,
     axis: int | None = None,
+    wide: bool = False,
 ) -> np.ndarray:
     """clamp(fixed_point_multiply(acc, M, s) + zero_point, clamp_min, clamp_max), int64.
 
-    The rounding rule of every integer op: see the module docstring.
+    The rounding rule of every integer op: see the module docstring. A `wide`
+    accumulator (48 bits, of 16-bit activations) is scaled by
+    `wide_fixed_point_multiply` instead.
     """
-    scaled = fixed_point_multiply(accumulator, multiplier, shift, axis)
+    multiply = wide_fixed_point_multiply if wide else fixed_point_multiply
+    scaled = multiply(accumulator, multiplier, shift, axis)
     scaled += zero_point
     return np.clip(scaled, clamp_min, clamp_max, out=scaled)
 

@@ -20,6 +20,11 @@ the threshold:
 3. Keep layers in float greedily, most sensitive first (program order among equal
    gains), measuring after each, until the threshold is met (or every layer is float).
 
+With `fallback="int16"` the sensitive layers get 16-bit activations instead of
+float (`QuantizeConfig.keep_sixteen`): the same search, where a layer's sensitivity
+is the gain of making only its activations int16 (its neighbours read or write them
+as 16x8 layers). Such layers stay integer, so they need no float unit.
+
 Everything runs on the QDQ form in the float interpreter, which computes the integer
 model's numbers to within one LSB per op (the lowered `qnn` form agrees with it), and
 is deterministic: the same samples give the same choice. It costs one evaluation per
@@ -57,6 +62,9 @@ from irc.quantize.qdq import (
 
 Metric = Literal["cosine", "sqnr"]
 """The output metrics mixed precision can aim at."""
+
+Fallback = Literal["float", "int16"]
+"""What mixed precision gives the layers it takes out of int8."""
 
 COMPUTING_ROLES = (Role.MATMUL, Role.ARITHMETIC, Role.LOOKUP, Role.NORMALIZE)
 """Roles whose ops compute new values in int8: the layers mixed precision weighs."""
@@ -162,21 +170,30 @@ def quantizable_layers(module: ModuleOp, stats: RangeSource, config: QuantizeCon
 
 
 def quantize_keeping_float(
-    module: ModuleOp, stats: RangeSource, config: QuantizeConfig, keep: Sequence[Layer]
+    module: ModuleOp,
+    stats: RangeSource,
+    config: QuantizeConfig,
+    keep: Sequence[Layer],
+    fallback: Fallback = "float",
 ) -> tuple[ModuleOp, QuantizeSummary]:
-    """A QDQ copy of `module` with the layers `keep` left float (found by position),
-    and what `quantize_module` did to it."""
+    """A QDQ copy of `module` with the layers `keep` (found by position) left float,
+    or with 16-bit activations for `fallback="int16"`, and what `quantize_module` did
+    to it."""
     copy = module.clone()
     positions = _function_ops(copy)
     wanted = {(layer.function, layer.index) for layer in keep}
-    previous = config.keep_float
+    previous = config.keep_sixteen if fallback == "int16" else config.keep_float
 
-    def keep_float(op: Operation) -> bool:
+    def chosen(op: Operation) -> bool:
         if positions.get(op) in wanted:
             return True
         return previous is not None and previous(op)
 
-    summary = quantize_module(copy, stats, replace(config, keep_float=keep_float))
+    if fallback == "int16":
+        changed = replace(config, keep_sixteen=chosen)
+    else:
+        changed = replace(config, keep_float=chosen)
+    summary = quantize_module(copy, stats, changed)
     return copy, summary
 
 
@@ -209,6 +226,8 @@ class MixedPrecisionResult:
     """Every layer's sensitivity, most sensitive first."""
     evaluations: int = 0
     """Quantized models the search ran on the samples."""
+    fallback: Fallback = "float"
+    """What the chosen layers became: float, or int16 activations."""
 
     @property
     def met(self) -> bool:
@@ -217,23 +236,26 @@ class MixedPrecisionResult:
 
     @property
     def exclude_names(self) -> list[str]:
-        """The names of the layers kept float (what `exclude-names` would be)."""
+        """The names of the layers kept float, or made int16 with the int16 fallback
+        (what `exclude-names`, or `int16-names`, would be)."""
         return [layer.name for layer in self.kept_float]
 
     def format_text(self, limit: int = 10) -> str:
         """A summary: the metric before and after, and the layers kept float."""
         unit = " dB" if self.metric == "sqnr" else ""
+        kind = self.fallback
         lines = [
             f"mixed precision ({self.metric} >= {self.threshold:g}): all int8 "
-            f"{self.quantized_metric:.6g}{unit}, with {len(self.kept_float)} float "
+            f"{self.quantized_metric:.6g}{unit}, with {len(self.kept_float)} {kind} "
             f"layer{'s' if len(self.kept_float) != 1 else ''} {self.final_metric:.6g}{unit}"
             + ("" if self.met else " (threshold not met)")
             + f"; {self.evaluations} evaluations"
         ]
+        verb = "kept float" if kind == "float" else "made int16"
         for layer in self.kept_float:
-            lines.append(f"  kept float: {layer.describe()}")
+            lines.append(f"  {verb}: {layer.describe()}")
         if self.sensitivities:
-            lines.append("  most sensitive layers (metric with only that layer float):")
+            lines.append(f"  most sensitive layers (metric with only that layer {kind}):")
             for entry in self.sensitivities[:limit]:
                 lines.append(
                     f"    {entry.layer.describe()}: {entry.metric:.6g}{unit} "
@@ -253,12 +275,14 @@ def auto_mixed_precision(
     max_layers: int | None = None,
     progress: bool | None = None,
     entry: str = "main",
+    fallback: Fallback = "float",
 ) -> MixedPrecisionResult:
-    """Keep the most sensitive layers float until the outputs meet `threshold`.
+    """Keep the most sensitive layers float (or make their activations int16, with
+    `fallback="int16"`) until the outputs meet `threshold`.
 
     See the module docstring for the method. `config` holds the exclusions made by
     choice (kept float in every candidate); `max_layers` bounds how many layers the
-    greedy step may keep float. The modules are not changed.
+    greedy step may take out of int8. The modules are not changed.
     """
     from irc.interp import run_function
 
@@ -269,10 +293,12 @@ def auto_mixed_precision(
     config = config or QuantizeConfig()
     reference = [run_function(float_module, sample, entry) for sample in samples]
 
-    result = MixedPrecisionResult(metric, threshold, math.nan, math.nan)
+    if fallback not in ("float", "int16"):
+        raise error(f"unknown fallback '{fallback}'", hint="the fallbacks are float and int16")
+    result = MixedPrecisionResult(metric, threshold, math.nan, math.nan, fallback=fallback)
 
     def evaluate(keep: Sequence[Layer]) -> float:
-        quantized, _ = quantize_keeping_float(float_module, stats, config, keep)
+        quantized, _ = quantize_keeping_float(float_module, stats, config, keep, fallback)
         outputs = [run_function(quantized, sample, entry) for sample in samples]
         result.evaluations += 1
         return output_metric(reference, outputs, metric)

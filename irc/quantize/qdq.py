@@ -69,7 +69,7 @@ from irc.diagnostics import Diagnostic, Location, Severity, error
 from irc.dialects import nn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
-from irc.interp.quant import dequantize
+from irc.interp.quant import dequantized_parts
 from irc.ir.constants import constant_array
 from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.quantize import scheme
@@ -211,12 +211,20 @@ class QuantizeConfig:
     """Ops that stay float, by `layer_name`."""
     exclude_ops: frozenset[str] = frozenset()
     """Op types that stay float (`conv` or `nn.conv`)."""
-    activations: Literal["int8", "uint8"] = "int8"
-    """The storage type of activations."""
+    activations: Literal["int8", "uint8", "int16"] = "int8"
+    """The storage type of activations (int16: symmetric, zero point 0, with 8-bit
+    weights and wide accumulators)."""
+    int16_names: frozenset[str] = frozenset()
+    """Ops (by `layer_name`) whose activations are int16 whatever `activations` says."""
+    int16_ops: frozenset[str] = frozenset()
+    """Op types (`softmax` or `nn.softmax`) whose activations are int16."""
     per_channel: bool = True
     """Weights per output channel (else one scale per weight tensor)."""
     keep_float: Callable[[Operation], bool] | None = None
     """Further ops to keep float (mixed precision's automatic mode)."""
+    keep_sixteen: Callable[[Operation], bool] | None = None
+    """Further ops whose activations are int16 (mixed precision's automatic mode with
+    the int16 fallback)."""
     bias_correction: bool = True
     """Correct conv and gemm biases for the mean error of their int8 weights."""
 
@@ -478,7 +486,8 @@ def plan_function(function: FuncOp, stats: RangeSource, config: QuantizeConfig) 
         for value in _quantized_values(op)
         if groups.members(value)
     }
-    signed = config.activations == "int8"
+    signed = config.activations != "uint8"
+    sixteen = _sixteen_bit_roots(feasible, groups, config)
     for op in feasible:
         if (
             ROLES[type(op)] in (Role.SHARED, Role.CONCAT)
@@ -496,11 +505,44 @@ def plan_function(function: FuncOp, stats: RangeSource, config: QuantizeConfig) 
         for value in _quantized_values(op):
             if value not in plan.types:
                 low, high = range_of(value)  # type: ignore[misc]
-                plan.types[value] = scheme.activation_type(low, high, signed=signed)
+                root = groups.find(value) if groups.members(value) else value
+                if root in sixteen:
+                    plan.types[value] = scheme.symmetric_activation_type(low, high, bits=16)
+                else:
+                    plan.types[value] = scheme.activation_type(low, high, signed=signed)
     # Keep the float reasons in program order.
     order: dict[Operation, int] = {op: index for index, op in enumerate(ops)}
     plan.float_reasons = dict(sorted(plan.float_reasons.items(), key=lambda item: order[item[0]]))
     return plan
+
+
+def is_sixteen_bit(op: Operation, config: QuantizeConfig) -> bool:
+    """Whether `op`'s activations are int16 under `config` (all of them, or `op` by
+    name or op type)."""
+    if config.activations == "int16":
+        return True
+    if config.keep_sixteen is not None and config.keep_sixteen(op):
+        return True
+    names = [layer_name(op), *location_names(op)]
+    return any(name in config.int16_names for name in names) or op_type_matches(
+        op, config.int16_ops
+    )
+
+
+def _sixteen_bit_roots(
+    ops: Iterable[Operation], groups: _Groups, config: QuantizeConfig
+) -> set[SSAValue]:
+    """The values (group roots, for values in a group) that are int16: every value an
+    int16 op quantizes, and with it its whole group of shared values. An int8 op
+    reading or writing one of them becomes a 16x8 op there (a conv with an int16
+    input, or an int8 conv whose result is int16)."""
+    roots: set[SSAValue] = set()
+    for op in ops:
+        if not is_sixteen_bit(op, config):
+            continue
+        for value in _quantized_values(op):
+            roots.add(groups.find(value) if groups.members(value) else value)
+    return roots
 
 
 # --------------------------------------------------------------------------------------
@@ -649,8 +691,10 @@ def _quantize_weights(op: nn.NNOp, plan: FunctionPlan, config: QuantizeConfig) -
     weight_scales = np.asarray(weight_element.scale_values, dtype=np.float32)
     mean = plan.channel_means.get(op.operands[0])
     if config.bias_correction and bias is not None and mean is not None:
-        dequantized = dequantize(stored_weight, weight_element)
-        correction = bias_correction(op, weight, dequantized, mean)
+        # The float64 error is twice the weight's size: it is not kept past the call.
+        correction = _error_correction(
+            op, _weight_error(weight, stored_weight, weight_element), mean
+        )
         if correction is not None:
             bias = (bias.astype(np.float64) - correction).astype(np.float32)
     insert_at = InsertPoint.before(op)
@@ -663,7 +707,10 @@ def _quantize_weights(op: nn.NNOp, plan: FunctionPlan, config: QuantizeConfig) -
     operands[1] = weight_ops[-1].results[0]
     if bias is not None and bias_value is not None:
         assert isinstance(bias_value.owner, nn.ConstantOp)
-        bias_data, bias_element = _bias(op, bias, weight_scales, _input_scale(plan, op))
+        input_bits = plan.types[op.operands[0]].storage_bits.data
+        bias_data, bias_element = _bias(
+            op, bias, weight_scales, _input_scale(plan, op), 64 if input_bits > 8 else 32
+        )
         bias_ops = _stored_constant(
             bias_data, bias_element, bias_value.owner.location, bias_value.name_hint
         )
@@ -689,7 +736,24 @@ def bias_correction(
     channel's sum is dotted with the means of its group's input channels; for a gemm
     the error of op(B) (K x N) is dotted with the means of A's K columns.
     """
-    error = dequantized.astype(np.float64) - weight.astype(np.float64)
+    return _error_correction(op, dequantized.astype(np.float64) - weight.astype(np.float64), mean)
+
+
+def _weight_error(
+    weight: np.ndarray, stored: np.ndarray, element: UniformQuantizedType
+) -> np.ndarray:
+    """W_q - W in float64, W_q the dequantized `stored`: a slice at a time
+    (`dequantized_parts`), so that the difference is the only float copy of the
+    whole weight (dequantized whole and both in float64, ZFNet-512's gemm weight took
+    1.2 GB more). The same numbers as in `bias_correction`."""
+    error = np.empty_like(weight, dtype=np.float64)
+    for index, dequantized in dequantized_parts(stored, element):
+        error[index] = dequantized.astype(np.float64) - weight[index].astype(np.float64)
+    return error
+
+
+def _error_correction(op: nn.NNOp, error: np.ndarray, mean: np.ndarray) -> np.ndarray | None:
+    """`bias_correction` from the weight error W_q - W in float64."""
     if isinstance(op, nn.ConvOp):
         channels_last = op.props().str("layout") == "nhwc"
         taps = tuple(range(1, error.ndim - 1)) if channels_last else tuple(range(2, error.ndim))
@@ -709,9 +773,10 @@ def bias_correction(
 
 
 def _bias(
-    op: nn.NNOp, bias: np.ndarray, weight_scales: np.ndarray, input_scale: float
+    op: nn.NNOp, bias: np.ndarray, weight_scales: np.ndarray, input_scale: float, bits: int = 32
 ) -> tuple[np.ndarray, UniformQuantizedType]:
-    """The int32 bias of a matmul-like op and its type (scale s_in * s_w per channel)."""
+    """The int32 bias of a matmul-like op and its type (scale s_in * s_w per channel);
+    int64 (`bits` 64, values within 48 bits) for a 16-bit input."""
     channels = tensor_type(op.results[0]).get_shape()
     if isinstance(op, nn.GemmOp):
         rows, columns = channels
@@ -725,14 +790,14 @@ def _bias(
         weight_scales = np.tile(weight_scales, count // weight_scales.size)
     scales = scheme.bias_scales(input_scale, weight_scales)
     data = scheme.quantize_bias(
-        bias, input_scale, weight_scales if per_channel else weight_scales[0]
+        bias, input_scale, weight_scales if per_channel else weight_scales[0], bits
     )
     if per_channel:
         element = UniformQuantizedType.make(
-            [float(s) for s in scales], 0, bits=32, axis=bias.ndim - 1
+            [float(s) for s in scales], 0, bits=bits, axis=bias.ndim - 1
         )
     else:
-        element = UniformQuantizedType.make(float(scales.reshape(-1)[0]), 0, bits=32)
+        element = UniformQuantizedType.make(float(scales.reshape(-1)[0]), 0, bits=bits)
     return data, element
 
 

@@ -26,6 +26,8 @@ from irc.ir.fixed_point import (
     ADD_LEFT_SHIFT,
     INT32_MAX,
     INT32_MIN,
+    WIDE_MAX,
+    WIDE_MIN,
     quantize_multiplier,
     quantize_multipliers,
 )
@@ -61,6 +63,19 @@ def activation_type(
     return UniformQuantizedType.make(scale, zero_point, bits=bits, signed=signed)
 
 
+def symmetric_activation_type(low: float, high: float, bits: int = 16) -> UniformQuantizedType:
+    """The per-tensor symmetric type of a 16-bit activation over [low, high] (TFLite's
+    int16 activations): zero point 0, scale = max(|low|, |high|) / (2^(bits-1) - 1)
+    in float64 stored as float32, over the full signed storage range. An empty range
+    gets scale 1."""
+    qmax = (1 << (bits - 1)) - 1
+    peak = max(abs(float(low)), abs(float(high)))
+    scale = peak / qmax
+    if scale < np.finfo(np.float32).tiny:
+        scale = 1.0
+    return UniformQuantizedType.make(float(np.float32(scale)), 0, bits=bits, signed=True)
+
+
 WEIGHT_RANGE = (-127, 127)
 """The narrow int8 range of symmetric weights (so -w is always representable)."""
 
@@ -68,11 +83,18 @@ WEIGHT_RANGE = (-127, 127)
 def weight_scales(weights: np.ndarray, axis: int = 0) -> np.ndarray:
     """Per-channel symmetric scales: max|w| / 127 over each slice along `axis`, as float32.
 
-    A channel whose weights are all zero gets scale 1.
+    A channel whose weights are all zero gets scale 1. A large weight's channels are
+    taken a slice at a time (`irc.interp.quant.CHUNK_ELEMENTS`): |w| is a copy.
     """
+    from irc.interp.quant import chunk_indices
+
     weights = np.asarray(weights, dtype=np.float32)
     others = tuple(a for a in range(weights.ndim) if a != axis)
-    peaks = np.abs(weights).max(axis=others) if weights.size else np.zeros(weights.shape[axis])
+    indices = chunk_indices(weights.shape, axis)
+    if len(indices) > 1:
+        peaks = np.concatenate([np.abs(weights[index]).max(axis=others) for index in indices])
+    else:
+        peaks = np.abs(weights).max(axis=others) if weights.size else np.zeros(weights.shape[axis])
     scales = peaks.astype(np.float64) / WEIGHT_RANGE[1]
     scales = np.where(scales < np.finfo(np.float32).tiny, 1.0, scales)
     return scales.astype(np.float32)
@@ -100,12 +122,20 @@ def bias_scales(input_scale: float, weight_scales: Sequence[float] | np.ndarray)
 
 
 def quantize_bias(
-    bias: np.ndarray, input_scale: float, weight_scales: Sequence[float] | np.ndarray
+    bias: np.ndarray,
+    input_scale: float,
+    weight_scales: Sequence[float] | np.ndarray,
+    bits: int = 32,
 ) -> np.ndarray:
-    """int32 bias: round_half_even(b / (s_in * s_w)) in float32, saturated to int32."""
+    """int32 bias: round_half_even(b / (s_in * s_w)) in float32, saturated to int32;
+    with `bits` 64 (the bias of a 16-bit input), int64 saturated to the 48-bit range
+    of the wide accumulator."""
     scales = bias_scales(input_scale, weight_scales)
     quotient = np.asarray(bias, dtype=np.float32) / scales
-    return np.clip(np.round(quotient.astype(np.float64)), INT32_MIN, INT32_MAX).astype(np.int32)
+    rounded = np.round(quotient.astype(np.float64))
+    if bits == 64:
+        return np.clip(rounded, WIDE_MIN, WIDE_MAX).astype(np.int64)
+    return np.clip(rounded, INT32_MIN, INT32_MAX).astype(np.int32)
 
 
 def clamp_bounds(

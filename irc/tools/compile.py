@@ -70,10 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--quantize",
-        choices=("int8", "none"),
+        choices=("int8", "int16", "none"),
         default="int8",
-        help="int8 post-training quantization, or none (float layers run where the target "
-        "can run them) (default: int8)",
+        help="int8 post-training quantization; int16 (16-bit activations, 8-bit weights); "
+        "or none (float layers run where the target can run them) (default: int8)",
     )
     parser.add_argument(
         "--calibration-data",
@@ -110,6 +110,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME,...",
         help="layers kept float, by ONNX node name",
+    )
+    parser.add_argument(
+        "--int16-layers",
+        type=comma_list,
+        default=[],
+        metavar="NAME,...",
+        help="layers whose activations are int16 (16x8) in an int8 compile, by ONNX node name",
+    )
+    parser.add_argument(
+        "--int16-ops",
+        type=comma_list,
+        default=[],
+        metavar="OP,...",
+        help="op types whose activations are int16 in an int8 compile (softmax or nn.softmax)",
     )
     parser.add_argument(
         "--observer",
@@ -203,6 +217,8 @@ def _run(args: argparse.Namespace) -> int:
         calibration_stats=args.calibration_stats,
         partition=args.partition,
         float_layers=tuple(args.float_layers),
+        int16_layers=tuple(args.int16_layers),
+        int16_ops=tuple(args.int16_ops),
         opt_level=args.opt_level,
         observer=args.observer,
         report_samples=args.report_samples,

@@ -19,8 +19,9 @@ The steps, in order:
 4. calibration on `--data` with `--observer` (or the statistics of `--stats`, which
    must have been computed on this same module, e.g. saved by `--save-stats`);
 5. mixed precision: `--exclude-names`/`--exclude-ops` keep layers float, and
-   `--auto cosine=0.99|sqnr=30` keeps the most sensitive layers float until the
-   outputs meet the goal (irc/quantize/mixed_precision.py);
+   `--auto cosine=0.99|sqnr=30` keeps the most sensitive layers float (or, with
+   `--auto-fallback int16`, gives them int16 activations) until the outputs meet the
+   goal (irc/quantize/mixed_precision.py);
 6. the `quantize` pass (the QDQ form), then `lower-to-qnn` (integer ops; lookup
    tables only if `--target` has a lookup table, assumed without a target);
 7. with `--target`, float layers are marked `irc.device = "cpu"` when the target
@@ -134,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         "similarity or SQNR against the float model",
     )
     parser.add_argument(
+        "--auto-fallback",
+        choices=("float", "int16"),
+        default="float",
+        help="what --auto gives the sensitive layers: float, or int16 activations (default: float)",
+    )
+    parser.add_argument(
         "--auto-samples",
         type=int,
         default=4,
@@ -142,9 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--activations",
-        choices=("int8", "uint8"),
+        choices=("int8", "uint8", "int16"),
         default="int8",
-        help="storage type of activations (default: int8)",
+        help="storage type of activations; int16: symmetric, with int8 weights (default: int8)",
     )
     parser.add_argument(
         "--weight-scales",
@@ -322,12 +329,19 @@ def _run(args: argparse.Namespace) -> int:
         metric, threshold = goal
         chosen = [samples[index] for index in range(min(args.auto_samples, len(samples)))]
         result = auto_mixed_precision(
-            module, stats, chosen, metric, threshold, config=config, progress=args.progress
+            module,
+            stats,
+            chosen,
+            metric,
+            threshold,
+            config=config,
+            progress=args.progress,
+            fallback=args.auto_fallback,
         )
         kept = result.kept_float
         for line in result.format_text(limit=5).splitlines():
             _say(line)
-    qdq, summary = quantize_keeping_float(module, stats, replace(config), kept)
+    qdq, summary = quantize_keeping_float(module, stats, replace(config), kept, args.auto_fallback)
     verify_module(qdq)
     _say(
         f"quantized {len(summary.quantized_ops)} ops, "

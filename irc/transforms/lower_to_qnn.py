@@ -297,8 +297,9 @@ def _requantize(
     channel_axis: int | None,
     alpha: float = 1.0,
 ) -> SSAValue:
-    """qnn.requantize of an i32 accumulator of input x weight products to the result
-    type, per output channel along `channel_axis` when the weight is per axis."""
+    """qnn.requantize of an i32 (or wide i64) accumulator of input x weight products to
+    the result type, per output channel along `channel_axis` when the weight is per
+    axis."""
     output = lowering.match.output_element()
     output_type = lowering.match.output_type()
     weight_scales = np.asarray(weight.scale_values, dtype=np.float64) * alpha
@@ -314,6 +315,14 @@ def _requantize(
     multipliers, shifts = scheme.output_multipliers(
         input_scale, weight_scales, output.scale_values[0]
     )
+    if (
+        tensor_type(accumulator).get_element_type() == i64
+        and min(shifts) < fixed_point.WIDE_SHIFT_MIN
+    ):
+        raise NotLowerable(
+            "the rescale of its wide (16-bit) accumulator is above 2^14, beyond the "
+            "16-bit multiplier"
+        )
     low, high = _activation_clamp(lowering.op, output)
     requantize = qnn.RequantizeOp.build(
         [accumulator],
@@ -337,8 +346,10 @@ def _bias(
     channels: int,
     alpha: float = 1.0,
     beta: float = 1.0,
+    wide: bool = False,
 ) -> SSAValue | None:
-    """Operand `index` as a 1-D int32 `qnn.constant` of scale s_in * s_w per channel.
+    """Operand `index` as a 1-D int32 `qnn.constant` of scale s_in * s_w per channel
+    (int64 within 48 bits for the `wide` accumulator of a 16-bit input).
 
     A quantized bias keeps its integers when it has exactly these scales; any other
     bias (another scale, a float constant, a gemm's beta) is quantized again from its
@@ -372,11 +383,11 @@ def _bias(
         if (
             beta == 1.0
             and stored.shape == (channels,)
-            and element.storage_type == i32
+            and element.storage_type == (i64 if wide else i32)
             and not zero_points.any()
             and np.array_equal(np.broadcast_to(scales, (channels,)), expected)
         ):
-            return _bias_constant(lowering, stored.astype(np.int64), expected, name, location)
+            return _bias_constant(lowering, stored.astype(np.int64), expected, name, location, wide)
         shape = [1] * stored.ndim
         if element.quantized_axis is not None:
             shape[element.quantized_axis] = scales.size
@@ -390,8 +401,13 @@ def _bias(
     if not np.all(rows == rows[:1]):
         raise NotLowerable("the bias varies along more than the channel axis")
     quotient = np.round(rows[0] / expected.astype(np.float64))
-    data = np.clip(quotient, fixed_point.INT32_MIN, fixed_point.INT32_MAX).astype(np.int64)
-    return _bias_constant(lowering, data, expected, name, location)
+    low, high = (
+        (fixed_point.WIDE_MIN, fixed_point.WIDE_MAX)
+        if wide
+        else (fixed_point.INT32_MIN, fixed_point.INT32_MAX)
+    )
+    data = np.clip(quotient, low, high).astype(np.int64)
+    return _bias_constant(lowering, data, expected, name, location, wide)
 
 
 def _bias_constant(
@@ -400,19 +416,24 @@ def _bias_constant(
     scales: np.ndarray,
     name: str | None,
     location: Attribute | None,
+    wide: bool = False,
 ) -> SSAValue:
+    bits = 64 if wide else 32
     if scales.size > 1:
-        element = UniformQuantizedType.make([float(s) for s in scales], 0, bits=32, axis=0)
+        element = UniformQuantizedType.make([float(s) for s in scales], 0, bits=bits, axis=0)
     else:
-        element = UniformQuantizedType.make(float(scales.reshape(-1)[0]), 0, bits=32)
+        element = UniformQuantizedType.make(float(scales.reshape(-1)[0]), 0, bits=bits)
     bias_type = TensorType(element, [data.size])
-    constant = qnn.ConstantOp.from_array(np.asarray(data, dtype=np.int32), bias_type)
+    dtype = np.int64 if wide else np.int32
+    constant = qnn.ConstantOp.from_array(np.asarray(data, dtype=dtype), bias_type)
     constant.result.name_hint = name
     return lowering.add(constant, location).results[0]
 
 
-def _accumulator_type(op: nn.NNOp) -> TensorType:
-    return _with_element(op.results[0].type, i32)
+def _accumulator_type(op: nn.NNOp, *elements: UniformQuantizedType) -> TensorType:
+    """The accumulator of `op`'s products of `elements`: i32, or i64 when one of them
+    has 16-bit storage (the wide 48-bit accumulator)."""
+    return _with_element(op.results[0].type, qnn.accumulator_element(*elements))
 
 
 # --------------------------------------------------------------------------------------
@@ -430,7 +451,8 @@ def lower_conv(lowering: Lowering) -> list[SSAValue]:
     rank = len(tensor_type(op.results[0]).get_shape())
     channel_axis = rank - 1 if layout == "nhwc" else 1
     channels = tensor_type(op.results[0]).get_shape()[channel_axis]
-    bias = _bias(lowering, 2, input_element.scale_values[0], weight_element, channels)
+    wide = qnn.is_wide(input_element, weight_element)
+    bias = _bias(lowering, 2, input_element.scale_values[0], weight_element, channels, wide=wide)
     qnn_type = qnn.ConvOp if isinstance(op, nn.ConvOp) else qnn.ConvTransposeOp
     names = ("layout", "strides", "pads", "dilations", "group", "output_padding")
     props = {
@@ -439,7 +461,8 @@ def lower_conv(lowering: Lowering) -> list[SSAValue]:
         if k in qnn_type.get_irdl_definition().properties
     }
     operands = [match.input(0), weight, *([bias] if bias is not None else [])]
-    accumulator = lowering.add(qnn_type.build(operands, props, [_accumulator_type(op)]))
+    accumulator_type = _accumulator_type(op, input_element, weight_element)
+    accumulator = lowering.add(qnn_type.build(operands, props, [accumulator_type]))
     return [
         _requantize(
             lowering,
@@ -464,9 +487,11 @@ def lower_gemm(lowering: Lowering) -> list[SSAValue]:
     assert rhs_element is not None
     channels = tensor_type(op.results[0]).get_shape()[1]
     scale = lhs_element.scale_values[0]
-    bias = _bias(lowering, 2, scale, rhs_element, channels, alpha, beta)
+    wide = qnn.is_wide(lhs_element, rhs_element)
+    bias = _bias(lowering, 2, scale, rhs_element, channels, alpha, beta, wide)
     operands = [match.input(0), rhs, *([bias] if bias is not None else [])]
-    gemm = qnn.GemmOp.build(operands, _props(op, "trans_a", "trans_b"), [_accumulator_type(op)])
+    accumulator_type = _accumulator_type(op, lhs_element, rhs_element)
+    gemm = qnn.GemmOp.build(operands, _props(op, "trans_a", "trans_b"), [accumulator_type])
     accumulator = lowering.add(gemm).results[0]
     return [_requantize(lowering, accumulator, scale, rhs_element, 1, alpha)]
 
@@ -481,7 +506,8 @@ def lower_matmul(lowering: Lowering) -> list[SSAValue]:
     rank = len(tensor_type(op.results[0]).get_shape())
     rhs_rank = len(tensor_type(rhs).get_shape())
     channel_axis = rank - 1 if rhs_rank >= 2 else None
-    matmul = qnn.MatMulOp.build([match.input(0), rhs], {}, [_accumulator_type(op)])
+    accumulator_type = _accumulator_type(op, lhs_element, rhs_element)
+    matmul = qnn.MatMulOp.build([match.input(0), rhs], {}, [accumulator_type])
     accumulator = lowering.add(matmul).results[0]
     return [
         _requantize(lowering, accumulator, lhs_element.scale_values[0], rhs_element, channel_axis)
@@ -495,8 +521,16 @@ def lower_add(lowering: Lowering) -> list[SSAValue]:
     lhs_element = _per_tensor(match.element(0), "the left operand")
     rhs_element = _per_tensor(match.element(1), "the right operand")
     output = _per_tensor(match.output_element(), "the result")
+    left_shift = (
+        fixed_point.ADD_LEFT_SHIFT_16
+        if qnn.is_wide(lhs_element, rhs_element)
+        else fixed_point.ADD_LEFT_SHIFT
+    )
     parameters = scheme.add_parameters(
-        lhs_element.scale_values[0], rhs_element.scale_values[0], output.scale_values[0]
+        lhs_element.scale_values[0],
+        rhs_element.scale_values[0],
+        output.scale_values[0],
+        left_shift,
     )
     low, high = _activation_clamp(lowering.op, output)
     props: dict[str, Attribute | None] = {k: _int(v) for k, v in parameters.items()}

@@ -43,6 +43,8 @@ class QuantizePass(ModulePass):
     """Rewrite float nn ops into the QDQ form (quant.dcast -> op -> quant.qcast) from calibration statistics.
 
     Activations are quantized per tensor and asymmetric over their calibrated range
+    (int16 ones, `activations=int16` or the ops of `int16-names` and `int16-ops`:
+    symmetric, zero point 0, their biases int64)
     (the statistics file of `irc-quantize` or `irc.quantize.calibration.calibrate`),
     weights per output channel and symmetric over [-127, 127], biases to int32 with
     scale s_in * s_w. Ops that only move values (max_pool, reshape, transpose, pad,
@@ -105,8 +107,16 @@ class QuantizePass(ModulePass):
         (), "ops that stay float, by location name (ONNX node name) or file:line:col"
     )
     exclude_ops: tuple[str, ...] = option((), "op types that stay float (conv or nn.conv)")
-    activations: Literal["int8", "uint8"] = option(
-        "int8", "the storage type of activations: int8 or uint8"
+    activations: Literal["int8", "uint8", "int16"] = option(
+        "int8",
+        "the storage type of activations: int8, uint8, or int16 (symmetric, with int8 "
+        "weights and 48-bit accumulators)",
+    )
+    int16_names: tuple[str, ...] = option(
+        (), "ops whose activations are int16, by location name (ONNX node name) or file:line:col"
+    )
+    int16_ops: tuple[str, ...] = option(
+        (), "op types whose activations are int16 (softmax or nn.softmax)"
     )
     weights: Literal["per-channel", "per-tensor"] = option(
         "per-channel", "weight scales: one per output channel, or one per tensor"
@@ -153,6 +163,8 @@ class QuantizePass(ModulePass):
             exclude_names=_names(self.exclude_names),
             exclude_ops=_names(self.exclude_ops),
             activations=self.activations,
+            int16_names=_names(self.int16_names),
+            int16_ops=_names(self.int16_ops),
             per_channel=self.weights == "per-channel",
             bias_correction=self.bias_correction,
         )
@@ -171,6 +183,8 @@ class QuantizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_layer_names(op, self.exclude_names, "exclude-names", Location(file=PIPELINE_FILE))
         check_op_types(self.exclude_ops, "exclude-ops", Location(file=PIPELINE_FILE))
+        check_layer_names(op, self.int16_names, "int16-names", Location(file=PIPELINE_FILE))
+        check_op_types(self.int16_ops, "int16-ops", Location(file=PIPELINE_FILE))
         summary = quantize_module(op, self.statistics(op), self.config())
         for plan in summary.plans:
             if plan.quantized or plan.float_reasons:

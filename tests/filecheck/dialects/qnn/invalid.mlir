@@ -62,9 +62,46 @@ func.func @conv_per_axis_input(%x: tensor<1x2x4x4x!quant.uniform<i8:f32:1, {0.1,
 
 // -----
 
-func.func @conv_16_bit_input(%x: tensor<1x3x4x4x!quant.uniform<i16:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
-  // expected-error @+1 {{the input must have 8-bit storage, got i16}}
+// A 16-bit input accumulates in the wide i64 accumulator, not in i32.
+func.func @conv_16_bit_input_i32_accumulator(%x: tensor<1x3x4x4x!quant.uniform<i16:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{result type tensor<1x2x4x4xi32> does not match the inferred type tensor<1x2x4x4xi64>}}
   %y = qnn.conv %x, %w : (tensor<1x3x4x4x!quant.uniform<i16:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_32_bit_input(%x: tensor<1x3x4x4x!quant.uniform<i32:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{the input must have 8- or 16-bit storage, got i32}}
+  %y = qnn.conv %x, %w : (tensor<1x3x4x4x!quant.uniform<i32:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2x4x4xi64>
+  func.return
+}
+
+// -----
+
+// An i64 bias belongs to the wide accumulator of a 16-bit input only.
+func.func @conv_i64_bias_of_8_bit_input(%x: tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, %w: tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>, %b: tensor<2xi64>) {
+  // expected-error @+1 {{bias must be i32 or have i32 storage, got i64}}
+  %y = qnn.conv %x, %w, %b : (tensor<1x3x4x4x!quant.uniform<i8:f32, 0.1>>, tensor<2x3x1x1x!quant.uniform<i8:f32, 0.1>>, tensor<2xi64>) -> tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+// 16-bit inputs times 16-bit ones over 131073 terms exceed the 48-bit accumulator.
+func.func @matmul_wide_accumulator_overflow(%a: tensor<1x131073x!quant.uniform<i16:f32, 0.1>>, %b: tensor<131073x1x!quant.uniform<i16:f32, 0.1>>) {
+  // expected-error @+1 {{a sum of 131073 products can reach 140738562097152, which overflows the 48-bit accumulator}}
+  %y = qnn.matmul %a, %b : (tensor<1x131073x!quant.uniform<i16:f32, 0.1>>, tensor<131073x1x!quant.uniform<i16:f32, 0.1>>) -> tensor<1x1xi64>
+  func.return
+}
+
+// -----
+
+// The requantization of a wide accumulator has a 16-bit multiplier: its right shift
+// 15 + s must be positive.
+func.func @requantize_wide_shift_too_small(%acc: tensor<4xi64>) {
+  // expected-error @+1 {{the wide (i64) input's 'multiplier' and 'shift': shift -15 is below -14: a wide accumulator needs a right shift}}
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [-15]} : (tensor<4xi64>) -> tensor<4x!quant.uniform<i16:f32, 0.1>>
   func.return
 }
 
@@ -268,7 +305,7 @@ func.func @requantize_shape(%x: tensor<4xi32>) {
 // -----
 
 func.func @requantize_float(%x: tensor<4xf32>) {
-  // expected-error @+1 {{the input (i32 or quantized) must be a tensor of a quantized type, got tensor<4xf32>}}
+  // expected-error @+1 {{the input (i32, i64 or quantized) must be a tensor of a quantized type, got tensor<4xf32>}}
   %y = qnn.requantize %x {multiplier = [1073741824], shift = [0]} : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
   func.return
 }
