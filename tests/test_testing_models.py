@@ -28,6 +28,9 @@ from irc.testing.models import (
 )
 from irc.testing.reference import random_inputs
 
+SAMPLED_STATISTICS = 1 << 20
+"""A larger parameter's statistics are those of a strided sample of this many values."""
+
 LIGHT_MODELS = light_models(heavy=heavy_in_this_process())
 """The light models materialized in this process: VGG-19 in a process of its own."""
 
@@ -86,30 +89,29 @@ def test_light_model_materializes(materialized: Materialized) -> None:
         if value.name not in original_initializers
     ]
     assert [(value.name, value.type.tensor_type) for value in model.graph.input] == expected_inputs
-    initializers = {
-        tensor.name: numpy_helper.to_array(tensor) for tensor in model.graph.initializer
-    }
+    # One array at a time: VGG-19's weights are 548 MB (a test process holds 2 GB).
+    initializers = {tensor.name: tensor for tensor in model.graph.initializer}
     assert not {value.name for value in model.graph.input} & set(initializers)
 
     # Every parameter is random now: none is the constant the model shipped with.
     roles = parameter_roles(original)
     assert len(roles) >= 16
     for name, parameter in roles.items():
-        values = initializers[name]
+        values = numpy_helper.to_array(initializers[name])
         assert values.shape == parameter.shape, name
-        assert np.all(np.isfinite(values)), name
+        assert np.isfinite(values.min()) and np.isfinite(values.max()), name
         if values.size > 1:
-            assert values.std() > 0, f"{name} ({parameter.role}) is constant"
+            assert values.min() < values.max(), f"{name} ({parameter.role}) is constant"
 
 
 @pytest.mark.slow
 def test_light_model_weights_have_their_role_statistics(materialized: Materialized) -> None:
-    initializers = {
-        tensor.name: numpy_helper.to_array(tensor)
-        for tensor in materialized.model.graph.initializer
-    }
+    initializers = {tensor.name: tensor for tensor in materialized.model.graph.initializer}
     for name, parameter in parameter_roles(materialized.original).items():
-        values = initializers[name].astype(np.float64)
+        values = numpy_helper.to_array(initializers[name])
+        if values.size > SAMPLED_STATISTICS:  # a strided sample: no float64 copy of it all
+            values = values.reshape(-1)[:: values.size // SAMPLED_STATISTICS]
+        values = values.astype(np.float64)
         match parameter.role:
             case Role.CONV_WEIGHT if values.size >= 1000 and parameter.shape[0] > 16:
                 # He init; a layer feeding a Softmax is rescaled by calibration.
