@@ -250,6 +250,11 @@ def place(op: Operation, target: Target) -> Placement:
         target_reasons = unsupported_reasons(op, target) if hasattr(op, "props") else []
         return Placement(CPU, (*target_reasons, _no_entry_reason(op)))
     reasons = list(_type_reasons(op, target))
+    output_stage = fused_requantize(op)
+    if output_stage is not None:  # the layer writes what its requantize writes
+        reasons += [
+            f"{op.name}'s output stage: {reason}" for reason in _type_reasons(output_stage, target)
+        ]
     if not reasons:
         reasons += unsupported_reasons(op, target, entry.key(op))
     reasons += entry.check(op)  # a MAC layer's check covers its output stage

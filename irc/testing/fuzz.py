@@ -69,8 +69,10 @@ The levels compared (`check_graph`)
    `FLOAT_RTOL`/`FLOAT_ATOL` (tests/test_models.py's 1e-4/1e-5) of onnxruntime, the
    absolute tolerance scaled by the output's largest magnitude (`compare_float`);
 3. `qnn`: calibrated (min-max, two samples) and quantized as `irc-compile -O2` does
-   (with bias correction), lowered to integer ops, the ops the target cannot run marked
-   for the host: the integer reference. It must run;
+   (with bias correction; one seed in SIXTEEN_BIT_EVERY with every activation int16,
+   another with the adds', muls' and convolutions' int16: `quantize_config`), lowered
+   to integer ops, the ops the target cannot run marked for the host: the integer
+   reference. It must run;
 4. `tile`: `plan-tiles`, `plan-ddr`, `lower-to-tile` for the target (`--target auto`,
    the default: edge-2tops for a graph with a softmax, an erf or a matmul of two
    computed values, and every fourth other seed, npu-demo for the rest; or the one
@@ -107,6 +109,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     import onnx
+
+    from irc.quantize.qdq import QuantizeConfig
 
 OPSET = 13
 MAX_ELEMENTS = 4096
@@ -1017,6 +1021,24 @@ def _describe_crash(crash: Exception) -> str:
     return f"{type(crash).__name__}: {first[:300]} (raised at {where})\n{stack}"
 
 
+SIXTEEN_BIT_EVERY = 6
+"""One seed in SIXTEEN_BIT_EVERY quantizes every activation to int16, and another one
+the adds, muls and convolutions only (16x8 layers at the edges): `quantize_config`."""
+
+
+def quantize_config(seed: int) -> QuantizeConfig:
+    """How the `qnn` level quantizes the graph of `seed`: int8, as `irc-compile -O2`
+    (with bias correction), or with int16 activations (all, or the adds, muls and
+    convolutions' only) for one seed in SIXTEEN_BIT_EVERY each."""
+    from irc.quantize.qdq import QuantizeConfig
+
+    if seed % SIXTEEN_BIT_EVERY == SIXTEEN_BIT_EVERY - 1:
+        return QuantizeConfig(bias_correction=True, activations="int16")
+    if seed % SIXTEEN_BIT_EVERY == 2:
+        return QuantizeConfig(bias_correction=True, int16_ops=frozenset({"add", "mul", "conv"}))
+    return QuantizeConfig(bias_correction=True)
+
+
 def _run_levels(
     model: onnx.ModelProto,
     seed: int,
@@ -1034,7 +1056,7 @@ def _run_levels(
     from irc.ir.io import verify_module
     from irc.passes import parse_pipeline
     from irc.quantize.calibration import calibrate
-    from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration
+    from irc.quantize.qdq import prepare_for_calibration
     from irc.sim.run import run_function
     from irc.targets import load_target, using_target
     from irc.testing.reference import random_inputs
@@ -1064,7 +1086,7 @@ def _run_levels(
         prepare_for_calibration(module)
         samples = [feeds, random_inputs(model, seed + 1)]
         stats = calibrate(module, samples, "minmax", progress=False)
-        quantized = int8_module(module, stats, QuantizeConfig(bias_correction=True), target)
+        quantized = int8_module(module, stats, quantize_config(seed), target)
         reference = run_function(quantized, feeds)
         passed("tile")
         with using_target(target):
