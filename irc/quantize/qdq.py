@@ -217,7 +217,7 @@ class QuantizeConfig:
     int16_names: frozenset[str] = frozenset()
     """Ops (by `layer_name`) whose activations are int16 whatever `activations` says."""
     int16_ops: frozenset[str] = frozenset()
-    """Op types (`softmax` or `nn.softmax`) whose activations are int16."""
+    """Op types (`conv` or `nn.conv`) whose activations are int16."""
     per_channel: bool = True
     """Weights per output channel (else one scale per weight tensor)."""
     keep_float: Callable[[Operation], bool] | None = None

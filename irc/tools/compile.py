@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=comma_list,
         default=[],
         metavar="OP,...",
-        help="op types whose activations are int16 in an int8 compile (softmax or nn.softmax)",
+        help="op types whose activations are int16 in an int8 compile (conv or nn.conv)",
     )
     parser.add_argument(
         "--observer",

@@ -116,7 +116,7 @@ class QuantizePass(ModulePass):
         (), "ops whose activations are int16, by location name (ONNX node name) or file:line:col"
     )
     int16_ops: tuple[str, ...] = option(
-        (), "op types whose activations are int16 (softmax or nn.softmax)"
+        (), "op types whose activations are int16 (conv or nn.conv)"
     )
     weights: Literal["per-channel", "per-tensor"] = option(
         "per-channel", "weight scales: one per output channel, or one per tensor"
