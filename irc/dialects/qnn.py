@@ -190,11 +190,6 @@ def clamp_bounds(op: QNNOp) -> tuple[int, int]:
     return (low if clamp_min is None else clamp_min, high if clamp_max is None else clamp_max)
 
 
-def is_int32(element_type: Attribute) -> bool:
-    """True for the accumulator type `i32` (signless)."""
-    return element_type == i32
-
-
 def is_accumulator(element_type: Attribute) -> bool:
     """True for an accumulator type: `i32`, or `i64` (a wide one)."""
     return element_type in (i32, i64)
@@ -222,8 +217,7 @@ def check_accumulator_bound(
     accumulator: int32, or 48 bits for a wide one."""
     bound = terms * largest_offset(lhs) * largest_offset(rhs)
     wide = is_wide(lhs, rhs)
-    limit = fixed_point.WIDE_MAX if wide else fixed_point.INT32_MAX
-    if bound > limit:
+    if bound > fixed_point.accumulator_bounds(wide)[1]:
         what = "48-bit" if wide else "int32"
         raise fail(
             f"a sum of {terms} products can reach {bound}, which overflows the {what} accumulator"

@@ -70,9 +70,9 @@ def saturate_int32(values: np.ndarray) -> np.ndarray:
 def saturate_accumulator(values: np.ndarray, op: qnn.QNNOp) -> np.ndarray:
     """`values` saturated to the range of `op`'s accumulator: int32, or the 48-bit
     range of a wide (i64) one."""
-    if _result_dtype(op) == np.int64:
-        return np.clip(values, fixed_point.WIDE_MIN, fixed_point.WIDE_MAX).astype(np.int64)
-    return saturate_int32(values)
+    wide = _result_dtype(op) == np.int64
+    low, high = fixed_point.accumulator_bounds(wide)
+    return np.clip(values, low, high).astype(np.int64 if wide else np.int32)
 
 
 def window_params(op: qnn.QNNOp, spatial: int) -> tuple[list[int], list[int], list[int]]:

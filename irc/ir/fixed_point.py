@@ -19,6 +19,11 @@ an int32 (|acc| < 2^31), so `acc * M` stays below 2^62. Multipliers of 2^30 and 
 cannot be represented; multipliers below 2^-32 round every int32 to 0 and are stored as 2^-32 (M = 2^30,
 s = 31), which does the same.
 
+A **wide** accumulator (the sums of products with a 16-bit operand: int16 activations)
+holds 48-bit values in an int64; its requantization keeps the rule above with a
+16-bit multiplier M' = round(M / 2^16), so that acc * M' stays below 2^62
+(`wide_fixed_point_multiply`, TFLite's and TOSA's int48 rescale).
+
 The dialects' verifiers and the interpreters use this module; it knows no dialect
 (bounds are plain integers). The scales and zero points that give the multipliers
 are irc/quantize/scheme.py's.
@@ -154,13 +159,16 @@ def _shift_half_to_even(product: np.ndarray, total_shift: np.ndarray) -> np.ndar
     return np.right_shift(product, total_shift, out=product)
 
 
-WIDE_ACCUMULATOR_BITS = 48
-"""The accumulator of 16-bit activations (times 8-bit weights, or 16-bit ones): its
-values lie in (-2^47, 2^47), stored as i64 (TFLite's int16x8 kernels assume the
-same range of their int64 accumulator)."""
-
 WIDE_MIN, WIDE_MAX = -(1 << 47) + 1, (1 << 47) - 1
-"""The range of a wide accumulator."""
+"""The range of a wide accumulator: the 48-bit accumulator of 16-bit activations
+(times 8-bit weights, or 16-bit ones), stored as i64 (TFLite's int16x8 kernels assume
+the same range of their int64 accumulator)."""
+
+
+def accumulator_bounds(wide: bool) -> tuple[int, int]:
+    """The range of an accumulator: int32's, or the 48-bit one of a `wide` accumulator."""
+    return (WIDE_MIN, WIDE_MAX) if wide else (INT32_MIN, INT32_MAX)
+
 
 WIDE_SHIFT_MIN = -14
 """The smallest shift of a wide requantization (its right shift 15 + s is at least 1)."""

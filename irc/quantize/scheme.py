@@ -24,10 +24,7 @@ import numpy as np
 from irc.dialects.quant import UniformQuantizedType, full_range
 from irc.ir.fixed_point import (
     ADD_LEFT_SHIFT,
-    INT32_MAX,
-    INT32_MIN,
-    WIDE_MAX,
-    WIDE_MIN,
+    accumulator_bounds,
     quantize_multiplier,
     quantize_multipliers,
 )
@@ -132,10 +129,9 @@ def quantize_bias(
     of the wide accumulator."""
     scales = bias_scales(input_scale, weight_scales)
     quotient = np.asarray(bias, dtype=np.float32) / scales
-    rounded = np.round(quotient.astype(np.float64))
-    if bits == 64:
-        return np.clip(rounded, WIDE_MIN, WIDE_MAX).astype(np.int64)
-    return np.clip(rounded, INT32_MIN, INT32_MAX).astype(np.int32)
+    low, high = accumulator_bounds(wide=bits == 64)
+    stored = np.clip(np.round(quotient.astype(np.float64)), low, high)
+    return stored.astype(np.int64 if bits == 64 else np.int32)
 
 
 def clamp_bounds(

@@ -401,12 +401,7 @@ def _bias(
     if not np.all(rows == rows[:1]):
         raise NotLowerable("the bias varies along more than the channel axis")
     quotient = np.round(rows[0] / expected.astype(np.float64))
-    low, high = (
-        (fixed_point.WIDE_MIN, fixed_point.WIDE_MAX)
-        if wide
-        else (fixed_point.INT32_MIN, fixed_point.INT32_MAX)
-    )
-    data = np.clip(quotient, low, high).astype(np.int64)
+    data = np.clip(quotient, *fixed_point.accumulator_bounds(wide)).astype(np.int64)
     return _bias_constant(lowering, data, expected, name, location, wide)
 
 
