@@ -20,6 +20,19 @@ func.func @conv_requantize(%x: tensor<1x3x8x8x!quant.uniform<i8:f32, 0.02:-5>>) 
   func.return %y : tensor<1x2x4x4x!quant.uniform<i8:f32, 0.05:-7>>
 }
 
+// int16 activations (16x8): a 16-bit input accumulates in the wide i64 accumulator
+// with an i64 bias, requantized to int16; a matmul of two 16-bit operands too.
+// CHECK-LABEL: func.func @sixteen_bit
+func.func @sixteen_bit(%x: tensor<1x2x4x4x!quant.uniform<i16:f32, 0.001>>, %w: tensor<3x2x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02, 0.03}>>, %b: tensor<3xi64>, %p: tensor<2x4x!quant.uniform<i16:f32, 0.001>>, %q: tensor<4x2x!quant.uniform<i16:f32, 0.002>>) -> (tensor<1x3x4x4x!quant.uniform<i16:f32, 0.002>>, tensor<2x2xi64>) {
+  // CHECK-NEXT: %acc = qnn.conv %x, %w, %b : (tensor<1x2x4x4x!quant.uniform<i16:f32, 0.001>>, tensor<3x2x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02, 0.03}>>, tensor<3xi64>) -> tensor<1x3x4x4xi64>
+  %acc = qnn.conv %x, %w, %b : (tensor<1x2x4x4x!quant.uniform<i16:f32, 0.001>>, tensor<3x2x1x1x!quant.uniform<i8<-127:127>:f32:0, {0.01, 0.02, 0.03}>>, tensor<3xi64>) -> tensor<1x3x4x4xi64>
+  // CHECK-NEXT: %y = qnn.requantize %acc {axis = 1, multiplier = [1374389535, 1374389535, 2061584302], shift = [7, 6, 6]} : (tensor<1x3x4x4xi64>) -> tensor<1x3x4x4x!quant.uniform<i16:f32, 0.002>>
+  %y = qnn.requantize %acc {axis = 1, multiplier = [1374389535, 1374389535, 2061584302], shift = [7, 6, 6]} : (tensor<1x3x4x4xi64>) -> tensor<1x3x4x4x!quant.uniform<i16:f32, 0.002>>
+  // CHECK-NEXT: %m = qnn.matmul %p, %q : (tensor<2x4x!quant.uniform<i16:f32, 0.001>>, tensor<4x2x!quant.uniform<i16:f32, 0.002>>) -> tensor<2x2xi64>
+  %m = qnn.matmul %p, %q : (tensor<2x4x!quant.uniform<i16:f32, 0.001>>, tensor<4x2x!quant.uniform<i16:f32, 0.002>>) -> tensor<2x2xi64>
+  func.return %y, %m : tensor<1x3x4x4x!quant.uniform<i16:f32, 0.002>>, tensor<2x2xi64>
+}
+
 // Small constants print inline; a u8 constant has ui8 storage; discardable attributes
 // follow the type.
 // CHECK-LABEL: func.func @small_constants
