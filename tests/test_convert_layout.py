@@ -151,7 +151,9 @@ def test_permuted_weight_rows_take_the_untransposed_flatten(
     size = math.prod(features)
     weight = random(size, 7) if rows_axis == 0 else random(7, size)
     inverse_features = [features[axis] for axis in perm]
-    new_weight = permute_weight_rows(weight, perm, inverse_features, rows_axis)
+    new_weight = permute_weight_rows(weight, perm, inverse_features, rows_axis).reshape(
+        weight.shape
+    )
     product = (lambda a, w: a @ w) if rows_axis == 0 else (lambda a, w: a @ w.T)
     np.testing.assert_allclose(
         product(flat, new_weight), product(flat_transposed, weight), rtol=1e-5, atol=1e-5

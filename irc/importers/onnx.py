@@ -202,11 +202,33 @@ def with_bulk_replaced(
         if descriptor.name != "initializer":
             _copy_field(model.graph, copy.graph, descriptor.name)
     for tensor in model.graph.initializer:
-        if tensor.HasField("raw_data") and tensor.ByteSize() > BULK_TENSOR_BYTES:
+        if tensor.HasField("raw_data") and tensor_data_bytes(tensor) > BULK_TENSOR_BYTES:
             copy.graph.initializer.append(replace(tensor))
         else:
             copy.graph.initializer.append(tensor)
     return copy
+
+
+def tensor_data_bytes(tensor: onnx.TensorProto) -> int:
+    """The size of `tensor`'s data, from its shape and element type. (A proto's
+    `ByteSize()` serializes it: for ZFNet-512's 288 MB gemm weight a transient of twice
+    that.)"""
+    try:
+        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+    except (KeyError, TypeError, ValueError):  # UNDEFINED or an unknown data type
+        return tensor.ByteSize()
+    return math.prod(tensor.dims) * itemsize
+
+
+def model_data_bytes(model: onnx.ModelProto) -> int:
+    """About the size of `model` as a proto, without serializing it: the data of its
+    initializers and of its top-level nodes' tensor attributes."""
+    size = sum(tensor_data_bytes(tensor) for tensor in model.graph.initializer)
+    for node in model.graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                size += tensor_data_bytes(attribute.t)
+    return size
 
 
 def _copy_field(source: Any, target: Any, name: str) -> None:

@@ -100,12 +100,12 @@ def _session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
     """
     from onnx import TensorProto
 
-    from irc.importers.onnx import with_bulk_replaced
+    from irc.importers.onnx import model_data_bytes, with_bulk_replaced
 
     if isinstance(model, Path):
         yield str(model)
         return
-    if model.ByteSize() <= LARGE_MODEL_BYTES:
+    if model_data_bytes(model) <= LARGE_MODEL_BYTES:
         yield model.SerializeToString()
         return
     with tempfile.TemporaryDirectory(prefix="irc-onnxruntime-") as directory:

@@ -108,7 +108,7 @@ class IntegerConv:
     ) -> None:
         self.weight, self.acc, self.bias = weight, acc, bias
         self.accumulate, self.group = accumulate, group
-        out_channels, kernel_h, kernel_w, group_channels = weight.shape
+        _, kernel_h, kernel_w, group_channels = weight.shape
         count, out_h, out_w, _ = acc.shape
         # The zero point is subtracted as the windows are gathered.
         info = np.iinfo(source.dtype)
@@ -135,25 +135,27 @@ class IntegerConv:
         depth = kernel_h * kernel_w * group_channels
         self.may_saturate = depth * largest > fixed_point.INT32_MAX
         positions = count * out_h * out_w
-        # The windows gathered into one matrix per group, in the weights' (KH, KW, C)
-        # order; its buffer is reused on every call.
-        self.columns = np.empty((group, positions, depth), self.float)
-        self.gathered = self.columns.reshape(
-            group, count, out_h, out_w, kernel_h, kernel_w, group_channels
-        ).transpose(1, 2, 3, 4, 5, 0, 6)
-        self.matrix = np.empty((group, out_channels // group, depth), self.float)
-        # The weights are copied in their own shape: a strided weight view is no copy.
-        self.matrix_as_weight = self.matrix.reshape(weight.shape)
-        self.positions = positions
+        self.positions, self.depth = positions, depth
+        self.column_shape = (group, count, out_h, out_w, kernel_h, kernel_w, group_channels)
 
     def __call__(self) -> None:
-        """Compute the conv into the accumulator."""
-        np.subtract(self.windows, self.offset, out=self.gathered, casting="unsafe")
-        np.copyto(self.matrix_as_weight, self.weight, casting="unsafe")
-        sums = exact_product(self.columns, self.matrix.transpose(0, 2, 1), self.chunk)
-        if self.group > 1:  # (group, positions, O/group) -> (positions, O)
+        """Compute the conv into the accumulator.
+
+        The windows are gathered into one matrix per group, in the weights' (KH, KW,
+        C) order, and the weights copied in their own shape (a strided weight view is
+        no copy), into buffers made on each call: a simulator holds one kernel per
+        command, and buffers kept per kernel added up to the whole network's weights
+        and im2col matrices in float."""
+        group, positions, depth = self.group, self.positions, self.depth
+        columns = np.empty((group, positions, depth), self.float)
+        gathered = columns.reshape(self.column_shape).transpose(1, 2, 3, 4, 5, 0, 6)
+        np.subtract(self.windows, self.offset, out=gathered, casting="unsafe")
+        matrix = np.empty((group, self.weight.shape[0] // group, depth), self.float)
+        np.copyto(matrix.reshape(self.weight.shape), self.weight, casting="unsafe")
+        sums = exact_product(columns, matrix.transpose(0, 2, 1), self.chunk)
+        if group > 1:  # (group, positions, O/group) -> (positions, O)
             sums = sums.transpose(1, 0, 2)
-        sums = sums.reshape(self.positions, -1)
+        sums = sums.reshape(positions, -1)
         _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
 
 
@@ -182,13 +184,11 @@ class IntegerMatmul:
         self.offset = self.float(a_zero_point)
         self.rhs_offset = self.float(b_zero_point)
         self.may_saturate = lhs.shape[1] * largest > fixed_point.INT32_MAX
-        self.left = np.empty(lhs.shape, self.float)
-        self.right = np.empty(rhs.shape, self.float)
 
     def __call__(self) -> None:
-        """Compute the product into the accumulator."""
-        np.subtract(self.lhs, self.offset, out=self.left, casting="unsafe")
-        np.subtract(self.rhs, self.rhs_offset, out=self.right, casting="unsafe")
-        right = self.right.T if self.trans_b else self.right
-        sums = exact_product(self.left, right, self.chunk)
+        """Compute the product into the accumulator (its float operands made on each
+        call, as `IntegerConv`'s)."""
+        left = np.subtract(self.lhs, self.offset, dtype=self.float, casting="unsafe")
+        right = np.subtract(self.rhs, self.rhs_offset, dtype=self.float, casting="unsafe")
+        sums = exact_product(left, right.T if self.trans_b else right, self.chunk)
         _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)

@@ -40,12 +40,32 @@ from xdsl.ir import SSAValue
 from irc.diagnostics import error
 from irc.dialects import nn
 from irc.dialects.base import channels_first_perm, channels_last_perm
+from irc.interp.quant import chunk_indices
 from irc.ir import weights
 
 ACCUMULATION_DTYPE: type[np.floating] = np.float64
 """The dtype in which conv, conv_transpose, gemm and matmul multiply and accumulate
 (see the module docstring for why it is float64; bench/bench_interp_ops.py measures
 float32 against it)."""
+
+
+def wide_matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`lhs @ rhs` (numpy's matmul broadcasting, both at least 2-D) in
+    ACCUMULATION_DTYPE. A large `rhs` (a weight) is converted a slice of K at a time
+    (`irc.interp.quant.chunk_indices`), the partial products summed in float64: whole,
+    the float64 copy of ZFNet-512's 288 MB gemm weight alone was 576 MB."""
+    indices = chunk_indices(rhs.shape, axis=rhs.ndim - 2)
+    if len(indices) == 1:
+        return np.matmul(lhs.astype(ACCUMULATION_DTYPE), rhs.astype(ACCUMULATION_DTYPE))
+    result: np.ndarray | None = None
+    for index in indices:
+        part = index[-1]
+        product = np.matmul(
+            lhs[..., part].astype(ACCUMULATION_DTYPE), rhs[..., part, :].astype(ACCUMULATION_DTYPE)
+        )
+        result = product if result is None else np.add(result, product, out=result)
+    assert result is not None
+    return result
 
 
 def result_shape(value: SSAValue) -> tuple[int, ...]:
@@ -826,12 +846,12 @@ class NNFunctions(InterpreterFunctions):
     @impl(nn.GemmOp)
     def run_gemm(self, interpreter: Interpreter, op: nn.GemmOp, args: PythonValues) -> PythonValues:
         props = op.props()
-        lhs, rhs = args[0].astype(ACCUMULATION_DTYPE), args[1].astype(ACCUMULATION_DTYPE)
+        lhs, rhs = args[0], args[1]
         if props.bool("trans_a"):
             lhs = lhs.T
         if props.bool("trans_b"):
             rhs = rhs.T
-        result = props.float("alpha") * (lhs @ rhs)
+        result = props.float("alpha") * wide_matmul(lhs, rhs)
         if len(args) > 2:
             result = result + props.float("beta") * args[2].astype(ACCUMULATION_DTYPE)
         return (activate(result.astype(args[0].dtype), op),)
@@ -843,7 +863,10 @@ class NNFunctions(InterpreterFunctions):
         lhs, rhs = args
         if lhs.dtype.kind != "f":
             return (activate(np.matmul(lhs, rhs), op),)
-        product = np.matmul(lhs.astype(ACCUMULATION_DTYPE), rhs.astype(ACCUMULATION_DTYPE))
+        if lhs.ndim < 2 or rhs.ndim < 2:
+            product = np.matmul(lhs.astype(ACCUMULATION_DTYPE), rhs.astype(ACCUMULATION_DTYPE))
+        else:
+            product = wide_matmul(lhs, rhs)
         return (activate(product.astype(lhs.dtype), op),)
 
     # ---- normalization -------------------------------------------------------------------

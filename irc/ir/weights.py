@@ -22,8 +22,10 @@ See docs/weights.md for the reasoning.
 
 from __future__ import annotations
 
+import math
 import re
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -117,24 +119,36 @@ def tensor_type_of(array: np.ndarray) -> TensorType:
     return TensorType(element_type_of(array.dtype), array.shape)
 
 
-def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+def dense_from_numpy(
+    array: np.ndarray, shape: Sequence[int] | None = None
+) -> DenseIntOrFPElementsAttr:
     """A `dense<...>` attribute holding a copy of `array`'s bytes (little-endian), or
-    the bytes themselves when `array` views a whole `bytes` object (immutable)."""
+    the bytes themselves when `array` views a whole `bytes` object (immutable).
+    `shape` (of as many elements) reshapes it: the bytes of a strided view (a
+    transposed weight) are gathered in one copy, which reshaping the view itself
+    would make twice."""
     array = np.asarray(array)
     element_type = element_type_of(array.dtype)
     if array.dtype == np.bool_:
         array = array.astype(np.int8)
+    little = array.dtype.byteorder in "<|" or (array.dtype.byteorder == "=" and np.little_endian)
     base = array.base
+    while isinstance(base, np.ndarray):  # a view of a view (a reshaped frombuffer)
+        base = base.base
     if (
         isinstance(base, bytes)
         and len(base) == array.nbytes
         and array.flags.c_contiguous
-        and (array.dtype.byteorder in "<|" or (array.dtype.byteorder == "=" and np.little_endian))
+        and little
     ):
         data = base  # a view of immutable bytes (an ONNX tensor's): no copy needed
+    elif little:
+        data = array.tobytes()  # C order, gathered straight into the bytes
     else:
         data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
-    return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data))
+    dims = array.shape if shape is None else tuple(shape)
+    assert math.prod(dims) == array.size, f"cannot give {array.shape} the shape {dims}"
+    return DenseIntOrFPElementsAttr(TensorType(element_type, dims), BytesAttr(data))
 
 
 def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

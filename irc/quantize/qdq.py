@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -691,10 +691,8 @@ def _quantize_weights(op: nn.NNOp, plan: FunctionPlan, config: QuantizeConfig) -
     weight_scales = np.asarray(weight_element.scale_values, dtype=np.float32)
     mean = plan.channel_means.get(op.operands[0])
     if config.bias_correction and bias is not None and mean is not None:
-        # The float64 error is twice the weight's size: it is not kept past the call.
-        correction = _error_correction(
-            op, _weight_error(weight, stored_weight, weight_element), mean
-        )
+        errors = _weight_error(weight, stored_weight, weight_element)
+        correction = _error_correction(op, errors, weight.shape, mean)
         if correction is not None:
             bias = (bias.astype(np.float64) - correction).astype(np.float32)
     insert_at = InsertPoint.before(op)
@@ -736,39 +734,65 @@ def bias_correction(
     channel's sum is dotted with the means of its group's input channels; for a gemm
     the error of op(B) (K x N) is dotted with the means of A's K columns.
     """
-    return _error_correction(op, dequantized.astype(np.float64) - weight.astype(np.float64), mean)
+    error = dequantized.astype(np.float64) - weight.astype(np.float64)
+    return _error_correction(op, [((), error)], weight.shape, mean)
 
 
 def _weight_error(
     weight: np.ndarray, stored: np.ndarray, element: UniformQuantizedType
-) -> np.ndarray:
-    """W_q - W in float64, W_q the dequantized `stored`: a slice at a time
-    (`dequantized_parts`), so that the difference is the only float copy of the
-    whole weight (dequantized whole and both in float64, ZFNet-512's gemm weight took
-    1.2 GB more). The same numbers as in `bias_correction`."""
-    error = np.empty_like(weight, dtype=np.float64)
+) -> Iterator[tuple[tuple[slice, ...], np.ndarray]]:
+    """W_q - W in float64, W_q the dequantized `stored`, a slice at a time
+    (`dequantized_parts`): (index, error of that slice) pairs. Whole, the error and
+    the dequantized weight in float64 took 1.2 GB on ZFNet-512's gemm weight. The same
+    numbers as in `bias_correction`."""
     for index, dequantized in dequantized_parts(stored, element):
-        error[index] = dequantized.astype(np.float64) - weight[index].astype(np.float64)
-    return error
+        yield index, dequantized.astype(np.float64) - weight[index].astype(np.float64)
 
 
-def _error_correction(op: nn.NNOp, error: np.ndarray, mean: np.ndarray) -> np.ndarray | None:
-    """`bias_correction` from the weight error W_q - W in float64."""
+def _error_correction(
+    op: nn.NNOp,
+    errors: Iterable[tuple[tuple[slice, ...], np.ndarray]],
+    shape: tuple[int, ...],
+    mean: np.ndarray,
+) -> np.ndarray | None:
+    """`bias_correction` from the weight error W_q - W (of `shape`) in float64, given
+    as (index, error[index]) slices: the correction is linear in the error, so each
+    slice adds its part."""
+
+    def ranges(index: tuple[slice, ...]) -> list[np.ndarray]:
+        full = (*index, *[slice(None)] * (len(shape) - len(index)))
+        return [np.arange(length)[part] for length, part in zip(shape, full)]
+
     if isinstance(op, nn.ConvOp):
         channels_last = op.props().str("layout") == "nhwc"
-        taps = tuple(range(1, error.ndim - 1)) if channels_last else tuple(range(2, error.ndim))
-        per_input = error.sum(axis=taps)  # (O, I/group)
-        out_channels, per_group = per_input.shape
+        in_axis = len(shape) - 1 if channels_last else 1
+        taps = tuple(axis for axis in range(1, len(shape)) if axis != in_axis)
+        out_channels, per_group = shape[0], shape[in_axis]
         groups = op.props().int("group") or 1
         if per_group * groups != mean.size or out_channels % groups:
             return None
         group_of = np.arange(out_channels) // (out_channels // groups)
-        return np.einsum("oi,oi->o", per_input, mean.reshape(groups, per_group)[group_of])
+        means = mean.reshape(groups, per_group)
+        correction = np.zeros(out_channels)
+        for index, error in errors:
+            axes = ranges(index)
+            outputs, inputs = axes[0], axes[in_axis]
+            per_input = error.sum(axis=taps)  # (O, I/group) of the slice
+            correction[outputs] += np.einsum(
+                "oi,oi->o", per_input, means[group_of[outputs]][:, inputs]
+            )
+        return correction
     if isinstance(op, nn.GemmOp):
-        matrix = error.T if op.props().bool("trans_b") else error  # (K, N)
-        if matrix.shape[0] != mean.size:
+        trans_b = op.props().bool("trans_b")
+        k_axis = 1 if trans_b else 0
+        if shape[k_axis] != mean.size:
             return None
-        return mean @ matrix
+        correction = np.zeros(shape[1 - k_axis])
+        for index, error in errors:
+            axes = ranges(index)
+            matrix = error.T if trans_b else error  # (K, N) of the slice
+            correction[axes[1 - k_axis]] += mean[axes[k_axis]] @ matrix
+        return correction
     return None
 
 

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from irc.importers.onnx import model_data_bytes
 from irc.testing.models import light_model, materialize_light_model
 from irc.testing.reference import random_inputs
 
@@ -203,7 +204,7 @@ def materialized_light_model(name: str) -> onnx.ModelProto:
     if model is None:
         model = materialize_light_model(light_model(name), seed=MATERIALIZE_SEED)
     _materialized[name] = model  # the newest last
-    while sum(kept.ByteSize() for kept in _materialized.values()) > MATERIALIZED_CACHE_BYTES:
+    while sum(map(model_data_bytes, _materialized.values())) > MATERIALIZED_CACHE_BYTES:
         if len(_materialized) == 1:
             break
         del _materialized[next(iter(_materialized))]

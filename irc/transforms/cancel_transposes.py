@@ -52,6 +52,7 @@ from xdsl.pattern_rewriter import (
 from irc.diagnostics import Diagnostic, Location, Severity, emit
 from irc.dialects import nn
 from irc.dialects.base import tensor_type
+from irc.ir import weights
 from irc.ir.constants import constant_array
 
 Perm = list[int]
@@ -710,7 +711,8 @@ def permute_weight_rows(
 ) -> np.ndarray:
     """Reorder the rows (along `rows_axis`) of a weight that multiplies the flattened
     `transpose(x, perm)`, whose features have `feature_shape`, so that it multiplies
-    the flattened `x` instead."""
+    the flattened `x` instead: a strided view of `weight` (of more axes), to be
+    reshaped to `weight.shape` as its bytes are copied (`dense_from_numpy`)."""
     shape = list(weight.shape)
     view = weight.reshape(shape[:rows_axis] + list(feature_shape) + shape[rows_axis + 1 :])
     features_at = range(rows_axis, rows_axis + len(feature_shape))
@@ -719,7 +721,7 @@ def permute_weight_rows(
         *(features_at[axis] for axis in inverse_perm(perm)),
         *range(features_at.stop, view.ndim),
     ]
-    return np.ascontiguousarray(np.transpose(view, order)).reshape(shape)
+    return np.transpose(view, order)
 
 
 @dataclass
@@ -758,7 +760,9 @@ class PermuteClassifierWeights(RewritePattern):
         transposer = flatten.input.owner
         assert isinstance(transposer, nn.TransposeOp)
         reshape = make_reshape(transposer.input, lhs_shape, flatten)
-        constant = nn.ConstantOp.from_array(new_weight, location=location_of(op.operands[1]))
+        constant = nn.ConstantOp.from_attr(
+            weights.dense_from_numpy(new_weight, weight.shape), location_of(op.operands[1])
+        )
         constant.result.name_hint = op.operands[1].name_hint
         new_op = _rebuild(op, [reshape.result, constant.result, *op.operands[2:]])
         old_operands = list(op.operands)
