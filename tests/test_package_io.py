@@ -44,6 +44,15 @@ def debris(directory: Path) -> list[str]:
     return [str(path) for path in directory.rglob("*.tmp")]
 
 
+def default_signals() -> None:
+    """In the child, before irc-compile starts: the default dispositions of the
+    interrupting signals. A suite started in the background (`nohup make test &`)
+    passes SIGINT and SIGHUP on ignored, and irc leaves an ignored signal ignored, as
+    a tool under nohup must."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def compile_command(output: Path, *options: str) -> list[str]:
     return [str(BIN / "irc-compile"), str(MODEL), "-o", str(output), "--no-progress", *options]
 
@@ -82,7 +91,11 @@ def test_a_signal_leaves_the_old_package_or_the_new_one(
         (directory / name).write_bytes(content)
     environment = {**os.environ, "IRC_TEST_SIGNAL_AT": f"{point}:{signal_name}"}
     result = subprocess.run(
-        compile_command(directory, "-O2"), env=environment, capture_output=True, text=True
+        compile_command(directory, "-O2"),
+        env=environment,
+        capture_output=True,
+        text=True,
+        preexec_fn=default_signals,
     )
     number = signal.Signals[signal_name].value
     assert result.returncode == 128 + number, result.stderr
@@ -98,7 +111,11 @@ def test_sigterm_while_writing_a_new_package_leaves_nothing(tmp_path: Path) -> N
     directory = tmp_path / "deep" / "package"
     environment = {**os.environ, "IRC_TEST_SIGNAL_AT": "staged:2:SIGTERM"}
     result = subprocess.run(
-        compile_command(directory), env=environment, capture_output=True, text=True
+        compile_command(directory),
+        env=environment,
+        capture_output=True,
+        text=True,
+        preexec_fn=default_signals,
     )
     assert result.returncode == 128 + signal.SIGTERM, result.stderr
     # The parents made for it are gone too.
