@@ -11,8 +11,11 @@ TOSA's int16x8 rule). Checked here:
 - each op with a 16-bit form, alone, computes in integers what its QDQ form computes
   in float, within one int16 step on 99.9% of the elements;
 - whole networks are closer to the float model in int16 than in int8;
-- a compile with int16 activations runs (on the host: irc lowers only 8-bit layers
-  to the NPU) bit for bit as the integer reference, and its output is more accurate.
+- a compile with int16 activations for a target with `int16` runs every layer on the
+  NPU (16-bit buffers, wide i64 accumulators and biases) bit for bit as the integer
+  reference, in the simulator and from its package, and its output is more accurate;
+  a target without `int16` keeps the 16-bit ops on the host, with that reason;
+- the cycle model charges the target's `int16_cycles` per pass of a 16-bit layer.
 """
 
 from __future__ import annotations
@@ -312,9 +315,11 @@ def test_the_digits_cnn_in_int16_runs_bit_exactly_and_more_accurately(tmp_path: 
         )
         assert_bit_exact(result, model, package)
         results[quantize] = result
-    ops = {op.op for op in results["int16"].partition.cpu_ops}
-    assert "qnn.conv" in ops  # 16-bit layers run on the host
-    assert any("16-bit" in op.reason for op in results["int16"].partition.cpu_ops)
+    # edge-2tops has int16: every 16-bit layer runs on the NPU, and with them the
+    # model's input quantize and output dequantize.
+    partition = results["int16"].partition
+    assert not partition.cpu_ops, [(op.op, op.reason) for op in partition.cpu_ops]
+    assert partition.npu_macs == results["int8"].partition.npu_macs > 0
     errors = {name: result.errors for name, result in results.items()}
     int8_output = errors["int8"].outputs()[0]  # type: ignore[union-attr]
     int16_output = errors["int16"].outputs()[0]  # type: ignore[union-attr]
@@ -356,3 +361,63 @@ def test_mixed_precision_can_make_the_sensitive_layers_int16_instead_of_float() 
         and (element := quant.quantized_element(op.result.type)) is not None
     }
     assert bits == {8, 16}
+
+
+# --------------------------------------------------------------------------------------
+# On the NPU: the target's int16 flag decides, and 16-bit passes cost int16_cycles
+
+
+def test_a_target_without_int16_keeps_the_16_bit_layers_on_the_host(tmp_path: Path) -> None:
+    """npu-demo has no int16: the digits CNN's 16-bit layers stay on the host with that
+    reason, and still run bit for bit as the integer reference."""
+    model = DIGITS / "digits_cnn.onnx"
+    data = DIGITS / "digits_calibration.npz"
+    result, package = compiled(model, "npu-demo", tmp_path, quantize="int16", calibration_data=data)
+    assert_bit_exact(result, model, package)
+    reasons = {(op.layer, op.op): op.reason for op in result.partition.cpu_ops}
+    assert not result.partition.npu_layers
+    assert reasons[("/features/features.0/Conv", "qnn.conv")] == (
+        "has 16-bit values: target npu-demo computes in 8 bits (no int16)"
+    )
+
+
+def test_a_16_bit_pass_takes_the_targets_int16_cycles() -> None:
+    """The cycle model of the simulator and of the planner: a 16-bit conv takes
+    `int16_cycles` (2 on edge-2tops, Vela's factor for Ethos-U) times the passes of the
+    same 8-bit conv; the MACs are the same."""
+    from irc.sim import timing
+    from irc.targets import load_target
+
+    target = load_target("edge-2tops")
+    array = target.mac_array
+    assert target.data_types.int16_cycles == 2
+    eight = timing.conv_cost(target, (1, 8, 8, 64), (64, 3, 3, 64), 1)
+    sixteen = timing.conv_cost(target, (1, 8, 8, 64), (64, 3, 3, 64), 1, sixteen=True)
+    fill = array.rows + array.columns
+    assert sixteen.macs == eight.macs
+    assert sixteen.cycles - fill == 2 * (eight.cycles - fill)
+    assert timing.vector_cycles(target, 16, 64, 4, sixteen=True) == 2 * timing.vector_cycles(
+        target, 16, 64, 4
+    )
+
+
+def test_the_planner_holds_a_wide_accumulator_and_bias_in_8_bytes() -> None:
+    """A 16x8 conv's plan: i64 accumulator and bias (8 bytes per element), and twice
+    the compute cycles of the same conv in 8 bits."""
+    from dataclasses import replace
+
+    from irc.targets import load_target
+    from irc.tiling.planner import Layer, Tile, plan_layer
+
+    target = load_target("edge-2tops")
+    eight = Layer(
+        "conv", "qnn.conv", "conv", "mac", 1, 16, 16, 32, 16, 16, 32, kernel=(3, 3),
+        pads=(1, 1, 1, 1),
+        has_weights=True,
+    )  # fmt: skip
+    sixteen = replace(eight, in_bytes=2, out_bytes=2)
+    assert not eight.wide and sixteen.wide and sixteen.accumulator_bytes == 8
+    tile = Tile(16, 16, 32, 32)
+    plans = {layer.in_bytes: plan_layer(layer, target, forced=tile) for layer in (eight, sixteen)}
+    assert plans[2].buffers["accumulator"] == 2 * plans[1].buffers["accumulator"]
+    assert plans[2].compute_cycles > 1.9 * plans[1].compute_cycles

@@ -402,6 +402,22 @@ MISTAKES = [
         "set int8 = true: irc compiles models to int8",
     ),
     Mistake(
+        "int16 without its cycles",
+        "int16 = false\n",
+        "int16 = true\n",
+        "[data_types]",
+        "[data_types] is missing 'int16_cycles' (int16 = true)",
+        "add int16_cycles = 2",
+    ),
+    Mistake(
+        "int16 cycles without int16",
+        "int16 = false\n",
+        "int16 = false\nint16_cycles = 2\n",
+        "int16_cycles",
+        "data_types.int16_cycles = 2 but int16 = false",
+        "remove int16_cycles, or set int16 = true",
+    ),
+    Mistake(
         "lut entries without a lut",
         "[lut]\nsupported = false\n",
         "[lut]\nsupported = false\nentries = 256\n",

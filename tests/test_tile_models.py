@@ -145,6 +145,26 @@ def test_on_npu_demo_itself_the_table_keeps_what_it_cannot_take_on_the_host() ->
     assert stats.kept["qnn.conv"] == 4 and stats.kept["qnn.gemm"] == 1
 
 
+INT16_TARGET = every_op_supported(load_target("edge-2tops"))
+"""edge-2tops (int16 = true) with a support table that takes every op."""
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet"])
+def test_light_models_with_int16_activations_run_bit_exact_on_the_npu(name: str) -> None:
+    """int16 activations (8-bit weights) on a target with `int16`: every conv, pool,
+    concat, add and gemm is tiled with 16-bit buffers and wide i64 accumulators, and
+    the tile level and the simulator give the `qnn` reference's integers."""
+    model = materialized_light_model(name)
+    module = quantize_with_irc(model, calibration_samples(model), activations="int16")
+    convs = sum(1 for op in module.walk() if op.name == "qnn.conv")
+    texts: list[str] = []
+    stats = lower_and_compare(module, random_inputs(model, seed=0), INT16_TARGET, texts)
+    assert stats.layers["qnn.conv"] == convs > 0
+    assert not any(name.startswith("qnn.") for name in stats.kept), stats.kept
+    convs_tiled = [line for line in texts[0].splitlines() if "tile.conv " in line]
+    assert convs_tiled and all("xi16" in line and "xi64" in line for line in convs_tiled)
+
+
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])
 def test_light_models_with_a_small_sram_split_into_many_tiles(
     name: str, k_split: bool, tmp_path: Path

@@ -252,8 +252,11 @@ def place(op: Operation, target: Target) -> Placement:
     reasons = list(_type_reasons(op, target))
     output_stage = fused_requantize(op)
     if output_stage is not None:  # the layer writes what its requantize writes
+        own = {reason.removeprefix(op.name) for reason in reasons}
         reasons += [
-            f"{op.name}'s output stage: {reason}" for reason in _type_reasons(output_stage, target)
+            f"{op.name}'s output stage: {reason}"
+            for reason in _type_reasons(output_stage, target)
+            if reason.removeprefix(output_stage.name) not in own  # said of the layer already
         ]
     if not reasons:
         reasons += unsupported_reasons(op, target, entry.key(op))
@@ -301,13 +304,12 @@ def _type_reasons(op: Operation, target: Target) -> list[str]:
             f"{op.name} computes in float{why}: target {target.name} computes in integers "
             "only (no fp16)"
         )
-    if sixteen:
-        if not target.data_types.int16:
-            reasons.append(
-                f"{op.name} has 16-bit values: target {target.name} computes in 8 bits (no int16)"
-            )
-        else:
-            reasons.append(f"{op.name} has 16-bit values: irc lowers 8-bit integer layers only")
+    # Every 16-bit op of the qnn dialect has a 16-bit lowering (lookup tables, softmax
+    # and layer norm are 8-bit ops there); the target decides.
+    if sixteen and not target.data_types.int16:
+        reasons.append(
+            f"{op.name} has 16-bit values: target {target.name} computes in 8 bits (no int16)"
+        )
     return list(dict.fromkeys(reasons))
 
 

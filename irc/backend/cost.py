@@ -21,7 +21,8 @@ What an op costs is counted in three target-independent quantities:
 From these and a target (irc/targets), the time model of one op:
 
 - on the NPU, compute takes `macs / (macs_per_cycle * clock)` on the MAC array plus
-  `elements / (vector lanes * clock)` on the vector unit, and the op's DDR traffic
+  `elements / (vector lanes * clock)` on the vector unit (both times the target's
+  `int16_cycles` for an op with 16-bit activations), and the op's DDR traffic
   (`op_ddr_bytes`: its weights, and its activations when they do not fit in SRAM
   together) takes `latency_cycles / clock + bytes / ddr bandwidth`. DMA overlaps
   with compute (docs/simulator.md, "Timing"), so the op takes the
@@ -195,11 +196,21 @@ def op_ddr_bytes(op: Operation, sram_bytes: int, float_bytes: int = NPU_BYTES_PE
 # Time
 
 
+def has_sixteen_bit_values(op: Operation) -> bool:
+    """Whether an operand or result of `op` holds 16-bit quantized values."""
+    for value in (*op.operands, *op.results):
+        element = quantized_element(value.type) if isinstance(value.type, TensorType) else None
+        if element is not None and element.storage_type.width.data == 16:
+            return True
+    return False
+
+
 def npu_seconds(op: Operation, target: Target, float_bytes: int = NPU_BYTES_PER_ELEMENT) -> float:
     """The estimated time of `op` on the target's NPU (see the module docstring)."""
     clock = target.mac_array.clock_hz
     compute = op_macs(op) / (target.mac_array.macs_per_cycle * clock)
     compute += op_elements(op) / (target.vector_unit.lanes * clock)
+    compute *= target.data_types.activation_cycles(has_sixteen_bit_values(op))
     traffic = op_ddr_bytes(op, target.sram.size_bytes, float_bytes)
     memory = 0.0
     if traffic:

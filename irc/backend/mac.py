@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.backend import fused_requantize
@@ -300,7 +300,8 @@ class OutputStage:
     activation: tuple[float | None, float | None] | None
     """A float layer's fused relu or clip."""
     element: Attribute
-    """The accumulator's element type (i32, or f32 for a float layer)."""
+    """The accumulator's element type (i32, i64 for 16-bit activations, or f32 for a
+    float layer)."""
     output_element: Attribute
     output_zero_point: int
 
@@ -383,6 +384,14 @@ def _output_params(
 # Convolutions
 
 
+def _accumulator_element(op: Operation) -> Attribute:
+    """The integer accumulator of a MAC layer: its qnn op's result type, i32, or i64
+    (wide) over 16-bit activations."""
+    result_type = op.results[0].type
+    assert isinstance(result_type, TensorType)
+    return result_type.get_element_type()
+
+
 def lower_conv(lowering: FunctionLowering, op: ConvLike) -> None:
     """A `qnn.conv` (with the requantize of its accumulator, when it has one), or a
     float `nn.conv` (with its fused relu or clip); or their transposed forms, tiled as
@@ -391,7 +400,7 @@ def lower_conv(lowering: FunctionLowering, op: ConvLike) -> None:
     props = op.props()
     floating = is_floating(op.input, op.weight, op.result)
     activation = float_bounds(op) if floating else None
-    accumulator_element = f32 if floating else i32
+    accumulator_element = f32 if floating else _accumulator_element(op)
     requantize = fused_requantize(op)
     result = requantize.result if requantize is not None else op.result
     batch, _, _, in_c = planar(tensor_shape(op.input))
@@ -548,7 +557,7 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
     lhs_shape = tensor_shape(op.lhs)
     floating = is_floating(op.lhs, op.rhs, op.result)
     activation = float_bounds(op) if floating else None
-    accumulator_element = f32 if floating else i32
+    accumulator_element = f32 if floating else _accumulator_element(op)
     bias_value = op.bias if isinstance(op, qnn.GemmOp | nn.GemmOp) else None
     out_shape = tensor_shape(op.result)
     features = out_shape[-1]

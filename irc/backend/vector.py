@@ -457,21 +457,23 @@ def emit_requantize(
 
 
 def check_cast(op: Operation) -> list[str]:
-    """A `quant.qcast` or `quant.dcast` between f32 and a per-tensor 8-bit type of the
-    full storage range (an activation's, not a narrowed weight's)."""
+    """A `quant.qcast` or `quant.dcast` between f32 and a per-tensor 8- or 16-bit type of
+    the full storage range (an activation's, not a narrowed weight's)."""
     element = quantized_element(op.results[0].type) or quantized_element(op.operands[0].type)
     assert element is not None, "the verifier guarantees a quantized side"
     reasons = []
     floats = op.operands[0] if isinstance(op, quant.QuantizeCastOp) else op.results[0]
     if not is_floating(floats):
-        reasons.append(f"{op.name} of {floats.type}: irc converts between f32 and 8 bits")
+        reasons.append(f"{op.name} of {floats.type}: irc converts between f32 and integers")
     if element.is_per_axis:
         reasons.append(f"{op.name} per axis: irc converts per-tensor quantized values")
-    if element.storage_type.width.data != 8 or element.storage_range != full_range(
-        8, element.storage_range[0] < 0
+    bits = element.storage_type.width.data
+    if bits not in (8, 16) or element.storage_range != full_range(
+        bits, element.storage_range[0] < 0
     ):
         reasons.append(
-            f"{op.name} to {element}: irc converts to 8-bit values of the whole storage range"
+            f"{op.name} to {element}: irc converts to 8- or 16-bit values of the whole "
+            "storage range"
         )
     return reasons
 
@@ -479,7 +481,7 @@ def check_cast(op: Operation) -> list[str]:
 def emit_cast(
     b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
 ) -> None:
-    # quant.qcast / quant.dcast: f32 <-> 8 bits with the type's scale and zero point
+    # quant.qcast / quant.dcast: f32 <-> 8 or 16 bits with the type's scale and zero point
     quantizing = isinstance(op, quant.QuantizeCastOp)
     element = quantized_element((op.results[0] if quantizing else op.operands[0]).type)
     assert element is not None

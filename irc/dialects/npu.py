@@ -76,7 +76,7 @@ from xdsl.traits import Pure, SymbolTable
 from irc.dialects import tile
 from irc.dialects.base import Props, fail, int_prop
 from irc.dialects.tile import (
-    EIGHT_BIT,
+    ACTIVATIONS,
     TileOp,
     buffer,
     check_clamp,
@@ -496,8 +496,10 @@ class _MacCommand(Command):
             return
         if floating:
             raise fail("a float accumulator is not requantized")
-        if element_of(self.output) not in EIGHT_BIT or shape_of(self.output) != shape_of(acc):
-            raise fail(f"the output must be an 8-bit tile of the accumulator's shape {acc.type}")
+        if element_of(self.output) not in ACTIVATIONS or shape_of(self.output) != shape_of(acc):
+            raise fail(
+                f"the output must be an 8- or 16-bit tile of the accumulator's shape {acc.type}"
+            )
         channels = shape_of(acc)[-1]
         assert self.params is not None  # with the output, checked above
         if element_of(self.params) != i32 or shape_of(self.params) not in (

@@ -91,10 +91,15 @@ MEMORY_SPACES = ("ddr", "sram")
 """The memory spaces a buffer can live in."""
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
-ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i16, i32, f32)
-"""The element types a buffer can hold (i16: a softmax's exp table)."""
+ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i16, i32, i64, f32)
+"""The element types a buffer can hold: 8- and 16-bit activations, i32 accumulators and
+biases, i64 wide accumulators and biases (of 16-bit activations), f32 (a float layer);
+i16 is also a softmax's exp table."""
 
 EIGHT_BIT = (i8, ui8)
+
+ACTIVATIONS = (i8, ui8, i16)
+"""The element types of integer activations: 8-bit, and 16-bit (int16x8 layers)."""
 
 SEGMENTS = "operandSegmentSizes"
 
@@ -127,7 +132,8 @@ def check_buffer_type(value_type: Attribute, what: str) -> MemRefType:
         raise fail(f'{what} must be in memory space "ddr" or "sram", got {value_type.memory_space}')
     if value_type.element_type not in ELEMENT_TYPES:
         raise fail(
-            f"{what} must hold i8, ui8, i16, i32 or f32 elements, got {value_type.element_type}"
+            f"{what} must hold i8, ui8, i16, i32, i64 or f32 elements, got "
+            f"{value_type.element_type}"
         )
     return value_type
 
@@ -603,20 +609,32 @@ class FillOp(FillFields):
 
 
 def _check_accumulator(
-    inputs: Sequence[Attribute], weight: Attribute, acc: Attribute, what: str
+    inputs: Sequence[Attribute],
+    weight: Attribute,
+    acc: Attribute,
+    what: str,
+    weights: Sequence[Attribute] = (i8,),
 ) -> bool:
-    """Integer (i8/ui8 inputs, i8 weights, i32 accumulator) or float (all f32) operands.
+    """Integer operands (i8/ui8/i16 inputs, a weight of `weights`; an i32 accumulator,
+    or a wide i64 one when an operand is i16) or float ones (all f32).
 
     Returns True for a float op.
     """
     if all(t == f32 for t in (*inputs, weight, acc)):
         return True
-    if all(t in EIGHT_BIT for t in inputs) and weight == i8 and acc == i32:
-        return False
+    if all(t in ACTIVATIONS for t in inputs) and weight in weights:
+        wide = i16 in (*inputs, weight)
+        if acc == (i64 if wide else i32):
+            return False
+        raise fail(
+            f"{what} of {'16' if wide else '8'}-bit operands accumulates in "
+            f"{'i64' if wide else 'i32'}, got {acc}"
+        )
     listed = ", ".join(str(t) for t in (*inputs, weight, acc))
+    allowed = " or ".join(str(t) for t in weights)
     raise fail(
-        f"{what} takes i8 or ui8 inputs with i8 weights and an i32 accumulator, or all f32; "
-        f"got {listed}"
+        f"{what} takes i8, ui8 or i16 inputs with {allowed} weights and an i32 (i64 for "
+        f"16-bit operands) accumulator, or all f32; got {listed}"
     )
 
 
@@ -674,7 +692,8 @@ class ConvOp(ConvFields):
                                        - input_zero_point) * weight[o, ky, kx, c]
 
     with g the group of output channel o. Integer sums are exact and saturated to
-    int32 (as `qnn.conv`); a float conv (all f32) ignores `input_zero_point`.
+    int32, or for a 16-bit input to the 48-bit range of its wide i64 accumulator (as
+    `qnn.conv`); a float conv (all f32) ignores `input_zero_point`.
 
         tile.conv %box, %w, %acc {accumulate = true, input_zero_point = -3}
             : memref<1x6x14x4xi8, "sram">, memref<16x3x3x4xi8, "sram">,
@@ -698,7 +717,11 @@ class MatmulFields(TileOp):
 
     def check(self, props: Props) -> None:
         _check_accumulator(
-            [element_of(self.a)], element_of(self.b), element_of(self.acc), self.name
+            [element_of(self.a)],
+            element_of(self.b),
+            element_of(self.acc),
+            self.name,
+            weights=(i8, i16),
         )
         check_in_range(props, "a_zero_point", element_of(self.a))
         check_in_range(props, "b_zero_point", element_of(self.b))
@@ -720,8 +743,9 @@ class MatmulOp(MatmulFields):
         acc = (accumulate ? acc : 0) + (a - a_zero_point) @ (trans_b ? (b - b_zero_point)^T : (b - b_zero_point))
 
     b is weights (symmetric: zero point 0) or another layer's activations, with their
-    zero point. Integer sums are exact and saturated to int32; a float matmul (all
-    f32) ignores the zero points.
+    zero point (8-bit, or 16-bit for an int16 activation). Integer sums are exact and
+    saturated to int32, or to 48 bits in the wide i64 accumulator of 16-bit operands;
+    a float matmul (all f32) ignores the zero points.
 
         tile.matmul %a, %b, %acc {accumulate = true, a_zero_point = 4}
             : memref<8x16xi8, "sram">, memref<16x32xi8, "sram">, memref<8x32xi32, "sram">
@@ -734,7 +758,8 @@ class MatmulOp(MatmulFields):
 class BiasAddOp(TileOp):
     """Add a bias along the last axis of an accumulator, in place: acc += bias.
 
-    The bias is [C] for an accumulator [..., C]; i32 (saturating to int32) or f32.
+    The bias is [C] for an accumulator [..., C]; i32 (saturating to int32), i64 (a wide
+    accumulator, saturating to 48 bits) or f32.
 
         tile.bias_add %acc, %bias : memref<1x4x12x16xi32, "sram">, memref<16xi32, "sram">
     """
@@ -745,9 +770,9 @@ class BiasAddOp(TileOp):
 
     def check(self, props: Props) -> None:
         acc_element, bias_element = element_of(self.acc), element_of(self.bias)
-        if acc_element not in (i32, f32) or bias_element != acc_element:
+        if acc_element not in (i32, i64, f32) or bias_element != acc_element:
             raise fail(
-                f"the accumulator and the bias must both be i32 or both f32, got "
+                f"the accumulator and the bias must both be i32, both i64 or both f32, got "
                 f"{acc_element} and {bias_element}"
             )
         channels = shape_of(self.acc)[-1] if shape_of(self.acc) else 1
@@ -770,15 +795,15 @@ class RequantizeFields(TileOp):
     clamp_max = int_prop()
 
     def check(self, props: Props) -> None:
-        if element_of(self.acc) not in (i32, *EIGHT_BIT) or element_of(self.params) != i32:
+        if element_of(self.acc) not in (i32, i64, *ACTIVATIONS) or element_of(self.params) != i32:
             raise fail(
-                f"the input must be i32, i8 or ui8 and the parameters i32, got "
+                f"the input must be i32, i64, i8, ui8 or i16 and the parameters i32, got "
                 f"{element_of(self.acc)} and {element_of(self.params)}"
             )
         check_in_range(props, "input_zero_point", element_of(self.acc))
         output_element = element_of(self.output)
-        if output_element not in EIGHT_BIT:
-            raise fail(f"the output must be i8 or ui8, got {output_element}")
+        if output_element not in ACTIVATIONS:
+            raise fail(f"the output must be i8, ui8 or i16, got {output_element}")
         shape = shape_of(self.acc)
         if shape_of(self.output) != shape:
             raise fail(f"the output {buffer(self.output)} differs in shape from {buffer(self.acc)}")
@@ -795,8 +820,8 @@ class RequantizeFields(TileOp):
 
 @irdl_op_definition
 class RequantizeOp(RequantizeFields):
-    """Requantize an i32 accumulator (or an 8-bit tile) into an 8-bit tile, per channel
-    of the last axis.
+    """Requantize an i32 or wide i64 accumulator (or an 8- or 16-bit tile) into an 8- or
+    16-bit tile, per channel of the last axis.
 
     params is [C, 2] i32 holding (multiplier, shift) for each of the C channels of the
     last axis, or [1, 2] for the whole tile:
@@ -804,8 +829,11 @@ class RequantizeOp(RequantizeFields):
         out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
                     clamp_min, clamp_max)
 
-    rounding half to even, exactly `qnn.requantize` (irc/ir/fixed_point.py); an 8-bit
-    input less its zero point is a standalone rescale (of a concat input, say). The
+    rounding half to even, exactly `qnn.requantize` (irc/ir/fixed_point.py); an 8- or
+    16-bit input less its zero point is a standalone rescale (of a concat input, say).
+    A wide i64 accumulator (of 16-bit activations) is scaled by the 16-bit multiplier
+    round(M / 2^16) and a right shift of 15 + s (`fixed_point.wide_fixed_point_multiply`),
+    which needs s >= -14. The
     clamp defaults to the output's storage range. Invalid (M, s) pairs in params are
     an error when the op runs.
 
@@ -845,9 +873,9 @@ class PoolFields(TileOp):
         if kind not in POOL_KINDS:
             raise fail(f'\'kind\' must be "max" or "average", got "{kind}"')
         input_element, output_element = element_of(self.input), element_of(self.output)
-        if input_element != output_element or input_element not in (*EIGHT_BIT, f32):
+        if input_element != output_element or input_element not in (*ACTIVATIONS, f32):
             raise fail(
-                f"input and output must both be i8, ui8 or f32, got {input_element} and "
+                f"input and output must both be i8, ui8, i16 or f32, got {input_element} and "
                 f"{output_element}"
             )
         batch, in_h, in_w, channels = check_rank(self.input, 4, "the input")
@@ -948,12 +976,12 @@ class PoolOp(PoolFields):
 
 
 class _ElementwiseOp(TileOp):
-    """Elementwise ops on 8-bit tiles of one shape."""
+    """Elementwise ops on 8- or 16-bit tiles of one shape."""
 
     def check_same_shapes(
         self,
         operands: Sequence[SSAValue],
-        elements: Sequence[Attribute] = EIGHT_BIT,
+        elements: Sequence[Attribute] = ACTIVATIONS,
         broadcast: bool = False,
     ) -> None:
         """Every operand buffer has the last one's (the output's) shape, or with
@@ -976,7 +1004,7 @@ class _ElementwiseOp(TileOp):
 
 
 class QuantizedBinaryFields(_ElementwiseOp):
-    """`tile.add` and `tile.mul`: two 8-bit tiles into a third, with zero points and
+    """`tile.add` and `tile.mul`: two 8- or 16-bit tiles into a third, with zero points and
     a clamp. An input may have a size of 1 where the output has more (a per-channel
     or per-tensor operand): it broadcasts, as in numpy."""
 
@@ -1014,8 +1042,13 @@ class AddFields(QuantizedBinaryFields):
         self.check_binary(props)
         left_shift = props.int("left_shift")
         assert left_shift is not None  # the property has a default
-        if not 0 <= left_shift <= 22:
-            raise fail(f"left_shift {left_shift} is outside [0, 22] (8-bit inputs in int32)")
+        # The centred inputs, shifted, stay in int32: 9 bits for 8-bit inputs, 17 for 16.
+        largest = 15 if i16 in (element_of(self.lhs), element_of(self.rhs)) else 22
+        if not 0 <= left_shift <= largest:
+            bits = 16 if largest == 15 else 8
+            raise fail(
+                f"left_shift {left_shift} is outside [0, {largest}] ({bits}-bit inputs in int32)"
+            )
         for prefix in ("lhs_", "rhs_", ""):
             multiplier, shift = props.int(prefix + "multiplier"), props.int(prefix + "shift")
             assert multiplier is not None and shift is not None  # required properties
@@ -1026,7 +1059,8 @@ class AddFields(QuantizedBinaryFields):
 
 @irdl_op_definition
 class AddOp(AddFields):
-    """Add two quantized tiles of one shape into a third (TFLite's int8 ADD, as `qnn.add`).
+    """Add two quantized tiles of one shape into a third (TFLite's int8 and int16 ADD, as
+    `qnn.add`).
 
     Each input, less its zero point, is shifted left and rescaled to a common scale,
     and the int32 sum is requantized to the output:
@@ -1093,7 +1127,7 @@ class ClampFields(_ElementwiseOp):
     clamp_max = _number_prop()
 
     def check(self, props: Props) -> None:
-        self.check_same_shapes([self.input, self.output], (*EIGHT_BIT, f32))
+        self.check_same_shapes([self.input, self.output], (*ACTIVATIONS, f32))
         if element_of(self.input) != element_of(self.output):
             raise fail("input and output must have the same element type")
         if element_of(self.output) == f32:
@@ -1103,7 +1137,7 @@ class ClampFields(_ElementwiseOp):
             return
         for name in ("clamp_min", "clamp_max"):
             if isinstance(props.attr(name), FloatAttr):
-                raise fail(f"'{name}' of an 8-bit clamp must be an integer")
+                raise fail(f"'{name}' of an integer clamp must be an integer")
         check_clamp(props, element_of(self.output))
 
 
@@ -1111,7 +1145,7 @@ class ClampFields(_ElementwiseOp):
 class ClampOp(ClampFields):
     """Clamp a tile's stored values to [clamp_min, clamp_max] into another tile.
 
-    On 8-bit tiles the bounds are stored integers, defaulting to the element type's
+    On 8- and 16-bit tiles the bounds are stored integers, defaulting to the element type's
     range (relu, relu6 or clip at one scale); on f32 tiles they are numbers, and a
     missing one is unbounded (a float relu is `clamp_min = 0.0`):
 
@@ -1343,7 +1377,7 @@ def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
 
 class CastFields(_ElementwiseOp):
     """The operands, properties and checks of `tile.quantize` and `tile.dequantize`
-    (and the `npu` commands of the same names): one tile of f32 and one of 8-bit
+    (and the `npu` commands of the same names): one tile of f32 and one of 8- or 16-bit
     integers of one shape, a per-tensor `scale` (positive, finite) and `zero_point`
     in the integers' range."""
 
@@ -1360,8 +1394,8 @@ class CastFields(_ElementwiseOp):
         self.check_same_shapes([self.input, self.output], ELEMENT_TYPES)
         if element_of(floats) != f32:
             raise fail(f"the float side must hold f32, got {element_of(floats)}")
-        if element_of(integers) not in EIGHT_BIT:
-            raise fail(f"the integer side must hold i8 or ui8, got {element_of(integers)}")
+        if element_of(integers) not in ACTIVATIONS:
+            raise fail(f"the integer side must hold i8, ui8 or i16, got {element_of(integers)}")
         scale = props.float("scale")
         if scale is None or not (math.isfinite(scale) and scale > 0):
             raise fail(f"'scale' must be positive and finite, got {scale}")
@@ -1370,7 +1404,7 @@ class CastFields(_ElementwiseOp):
 
 @irdl_op_definition
 class QuantizeOp(CastFields):
-    """Quantize an f32 tile to 8 bits, as `quant.qcast`:
+    """Quantize an f32 tile to 8 or 16 bits, as `quant.qcast`:
     out = clamp(round_half_even(x / scale) + zero_point, storage range), the division
     in float32 (see `quant.qcast` for NaN and infinities).
 
@@ -1383,7 +1417,7 @@ class QuantizeOp(CastFields):
 
 @irdl_op_definition
 class DequantizeOp(CastFields):
-    """Dequantize an 8-bit tile to f32, as `quant.dcast`: x = (q - zero_point) * scale
+    """Dequantize an 8- or 16-bit tile to f32, as `quant.dcast`: x = (q - zero_point) * scale
     in float32.
 
         tile.dequantize %q, %x {scale = 0.0078125 : f32, zero_point = -128}

@@ -668,7 +668,7 @@ def _layers_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str
         "the layer's lower bound, max(ideal MAC or vector cycles, compulsory DDR bytes / "
         "bandwidth); *efficiency*: bound / cycles; *MAC util*: MACs done / what the array "
         "could do in the span; DDR bytes as simulated; *SRAM*: the bytes of the plan's "
-        "buffers; *cosine*, *SQNR*: int8 against float at the layer's output. "
+        "buffers; *cosine*, *SQNR*: the quantized model against float at the layer's output. "
         f"{MISSING}: not applicable (no plan, no MACs, or no quantized output).",
         "",
         _table(LAYER_HEADER, table_rows, right),
@@ -683,7 +683,8 @@ def _quantization_section(result: CompileResult) -> list[str]:
         return [*lines, "The model runs in float (`--quantize none`): no quantization error.", ""]
     lines.append(
         f"Calibrated on {result.calibration}; the error is measured on {errors.samples} "
-        f"sample{'s' if errors.samples != 1 else ''}, int8 against the float model."
+        f"sample{'s' if errors.samples != 1 else ''}, the quantized model against the float "
+        "model."
     )
     lines.append("")
     outputs = [

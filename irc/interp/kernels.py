@@ -8,6 +8,9 @@ for that bound (514 when the centred inputs reach 255 in magnitude against int8
 weights of at most 128), adds the chunks in float64, and so gives the exact integer
 sums at BLAS speed.
 
+16-bit activations (int16x8) take float64 throughout: their products reach 2^22, and
+their sums, up to the 48 bits of the wide (int64) accumulator, stay exact there.
+
 `IntegerConv` and `IntegerMatmul` are the arithmetic of `tile.conv` and `tile.matmul`
 (and of `npu.conv` and `npu.matmul`, with their bias fused), prepared for fixed
 arrays: the simulator builds one per command when it loads a stream, whose buffers
@@ -69,22 +72,31 @@ def exact_product(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarray:
     return total
 
 
-def _store_int32(
+def accumulator_bounds(acc: np.ndarray) -> tuple[int, int]:
+    """The range of an integer accumulator buffer: int32's, or the 48 bits of a wide
+    (int64) one."""
+    return fixed_point.accumulator_bounds(acc.dtype == np.int64)
+
+
+def _store_sums(
     acc: np.ndarray,
     sums: np.ndarray,
     accumulate: bool,
     bias: np.ndarray | None,
     may_saturate: bool,
 ) -> None:
-    """acc = saturate(saturate((accumulate ? acc : 0) + sums) + bias) in int32, for
-    exact sums; `may_saturate` is False when the sums alone cannot leave int32."""
+    """acc = saturate(saturate((accumulate ? acc : 0) + sums) + bias) in the range of
+    the accumulator (int32, or 48 bits for a wide one), for exact sums: float64 holds
+    the 48-bit sums and biases exactly. `may_saturate` is False when the sums alone
+    cannot leave the range."""
+    low, high = accumulator_bounds(acc)
     if accumulate:
         sums = sums + acc.reshape(sums.shape)
     if accumulate or may_saturate:
-        np.clip(sums, fixed_point.INT32_MIN, fixed_point.INT32_MAX, out=sums)
+        np.clip(sums, low, high, out=sums)
     if bias is not None:
         sums = sums + bias  # float64: exact
-        np.clip(sums, fixed_point.INT32_MIN, fixed_point.INT32_MAX, out=sums)
+        np.clip(sums, low, high, out=sums)
     acc[...] = sums.reshape(acc.shape)
 
 
@@ -133,7 +145,7 @@ class IntegerConv:
             writeable=False,
         )
         depth = kernel_h * kernel_w * group_channels
-        self.may_saturate = depth * largest > fixed_point.INT32_MAX
+        self.may_saturate = depth * largest > accumulator_bounds(acc)[1]
         positions = count * out_h * out_w
         self.positions, self.depth = positions, depth
         self.column_shape = (group, count, out_h, out_w, kernel_h, kernel_w, group_channels)
@@ -156,7 +168,7 @@ class IntegerConv:
         if group > 1:  # (group, positions, O/group) -> (positions, O)
             sums = sums.transpose(1, 0, 2)
         sums = sums.reshape(positions, -1)
-        _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
+        _store_sums(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
 
 
 class IntegerMatmul:
@@ -183,7 +195,7 @@ class IntegerMatmul:
         # Zero points are subtracted in float: no wrap-around.
         self.offset = self.float(a_zero_point)
         self.rhs_offset = self.float(b_zero_point)
-        self.may_saturate = lhs.shape[1] * largest > fixed_point.INT32_MAX
+        self.may_saturate = lhs.shape[1] * largest > accumulator_bounds(acc)[1]
 
     def __call__(self) -> None:
         """Compute the product into the accumulator (its float operands made on each
@@ -191,4 +203,4 @@ class IntegerMatmul:
         left = np.subtract(self.lhs, self.offset, dtype=self.float, casting="unsafe")
         right = np.subtract(self.rhs, self.rhs_offset, dtype=self.float, casting="unsafe")
         sums = exact_product(left, right.T if self.trans_b else right, self.chunk)
-        _store_int32(self.acc, sums, self.accumulate, self.bias, self.may_saturate)
+        _store_sums(self.acc, sums, self.accumulate, self.bias, self.may_saturate)

@@ -4,9 +4,10 @@
 buffer in place and returns nothing. The integer arithmetic is that of the `qnn`
 interpreter (irc/interp/qnn.py) and irc/ir/fixed_point.py, so a tiled program gives
 the integers of the `qnn` ops it replaces: sums of products are exact (float32 BLAS
-in chunks whose sums stay below 2^24, irc/interp/kernels.py), saturated to int32, and
-requantized half to even. The kernels that the simulator also runs decode their op
-once (`RequantizeTile`, `AddTile`, `MulTile`).
+in chunks whose sums stay below 2^24, irc/interp/kernels.py), saturated to int32 (48
+bits in the wide accumulator of 16-bit activations), and requantized half to even.
+The kernels that the simulator also runs decode their op once (`RequantizeTile`,
+`AddTile`, `MulTile`).
 
 `index` values are xDSL's runtime scalars (`IntegerAttr`s), as `scf.for` and the
 `arith` ops produce them. Errors that only the running program reveals (a copy box
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -27,8 +28,7 @@ from irc.diagnostics import error
 from irc.dialects import quant, tile
 from irc.interp import nn as nn_interp
 from irc.interp import quant as quant_interp
-from irc.interp.kernels import IntegerConv, IntegerMatmul
-from irc.interp.qnn import saturate_int32
+from irc.interp.kernels import IntegerConv, IntegerMatmul, accumulator_bounds
 from irc.ir import fixed_point, weights
 
 
@@ -63,9 +63,13 @@ def _cast_type(op: tile.CastFields, integers: SSAValue) -> quant.UniformQuantize
     """The per-tensor quantized type a `tile.quantize`/`dequantize` converts with, so
     that it computes exactly what `quant.qcast`/`quant.dcast` compute."""
     props = op.props()
-    signed = tile.storage_range(tile.element_of(integers))[0] < 0
+    element = tile.element_of(integers)
+    assert isinstance(element, IntegerType)
     return quant.UniformQuantizedType.make(
-        props.float("scale") or 1.0, props.int("zero_point") or 0, signed=signed
+        props.float("scale") or 1.0,
+        props.int("zero_point") or 0,
+        bits=element.width.data,
+        signed=tile.storage_range(element)[0] < 0,
     )
 
 
@@ -235,15 +239,19 @@ class RequantizeTile:
     def __call__(self, acc: np.ndarray, params: np.ndarray, output: np.ndarray) -> None:
         """Requantize `acc` into `output` with the pairs of `params`."""
         multipliers, shifts = params[:, 0].astype(np.int64), params[:, 1].astype(np.int64)
+        # A wide (int64) accumulator, of 16-bit activations, has its own rescaling.
+        wide = acc.dtype == np.int64
+        shift_min = fixed_point.WIDE_SHIFT_MIN if wide else fixed_point.SHIFT_MIN
         valid = (
             (multipliers >= fixed_point.MULTIPLIER_MIN)
             & (multipliers <= fixed_point.MULTIPLIER_MAX)
-            & (shifts >= fixed_point.SHIFT_MIN)
+            & (shifts >= shift_min)
             & (shifts <= fixed_point.SHIFT_MAX)
         )
         if not valid.all():
             channel = int(np.argmin(valid))
-            problem = fixed_point.check_multiplier(int(multipliers[channel]), int(shifts[channel]))
+            check = fixed_point.check_wide_multiplier if wide else fixed_point.check_multiplier
+            problem = check(int(multipliers[channel]), int(shifts[channel]))
             raise error(
                 f"the requantization parameters of channel {channel}: {problem}",
                 self.op,
@@ -259,6 +267,7 @@ class RequantizeTile:
             self.low,
             self.high,
             axis,
+            wide=wide,
         )
         output[...] = result
 
@@ -382,7 +391,8 @@ class TileFunctions(InterpreterFunctions):
         if _is_float(acc):
             acc += bias
         else:
-            acc[...] = saturate_int32(acc.astype(np.int64) + bias.astype(np.int64))
+            low, high = accumulator_bounds(acc)
+            acc[...] = np.clip(acc.astype(np.int64) + bias.astype(np.int64), low, high)
         return ()
 
     @impl(tile.RequantizeOp)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, i16
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
@@ -488,7 +488,8 @@ class Program:
         group = props.int("group") or 1
         accumulate = props.bool("accumulate")
         source, weight, acc = self._arrays(op)[:3]
-        cost = timing.conv_cost(self.target, acc.shape, weight.shape, group)
+        sixteen = source.dtype == np.int16
+        cost = timing.conv_cost(self.target, acc.shape, weight.shape, group, sixteen)
         self._load_mac(op, cost, accumulate)
         if acc.dtype.kind == "f":
             kernel: Step = functools.partial(
@@ -508,7 +509,8 @@ class Program:
         trans_b = props.bool("trans_b")
         lhs, rhs, acc = self._arrays(op)[:3]
         rows, depth = lhs.shape
-        cost = timing.matmul_cost(self.target, rows, acc.shape[1], depth)
+        sixteen = np.int16 in (lhs.dtype, rhs.dtype)
+        cost = timing.matmul_cost(self.target, rows, acc.shape[1], depth, sixteen)
         self._load_mac(op, cost, accumulate)
         zero_point = props.int("a_zero_point") or 0
         rhs_zero_point = props.int("b_zero_point") or 0
@@ -571,7 +573,9 @@ class Program:
             raise error(f"the simulator does not run {op.name}", op)
         reads, writes, per_element = spec.cost(op)
         output = writes[0]
-        cycles = timing.vector(self.target, output, per_element)
+        # 16-bit activations in or out (not a table: a softmax's i16 exp entries).
+        sixteen = i16 in (element_of(reads[0]) if reads else None, element_of(output))
+        cycles = timing.vector(self.target, output, per_element, sixteen)
         self._command(
             op, [self.views[v] for v in reads], [self.views[v] for v in writes], cycles, "vector"
         )

@@ -8,9 +8,12 @@ a plan and its simulation agree on what a tile costs:
   passes per kernel tap (a depthwise conv puts the taps on the rows:
   `ceil(channels / columns) * ceil(taps / rows)`), and a command adds `rows +
   columns` cycles to fill and drain the array. The output stage (bias, requantize,
-  clamp) is pipelined behind it.
+  clamp) is pipelined behind it. Over 16-bit activations every pass takes the
+  target's `int16_cycles` (`[data_types]`; 2 on Ethos-U: half the input channels
+  per cycle).
 - **vector unit**: `ceil(channels / lanes)` cycles per output pixel (the last axis
-  is the channels) and per window tap or input.
+  is the channels) and per window tap or input; times `int16_cycles` when the command
+  reads or writes 16-bit activations.
 - **DMA**: the DDR side of a box is a set of contiguous runs; each moves the bursts
   it touches at its addresses, at the DDR's bytes per cycle, after the DDR latency
   once per command. A fill of an SRAM frame alone writes a burst per cycle.
@@ -49,51 +52,68 @@ class Cost:
 
 
 def mac_cycles(
-    target: Target, pixels: int, channels: int, depth: int, taps: int, depthwise: bool
+    target: Target,
+    pixels: int,
+    channels: int,
+    depth: int,
+    taps: int,
+    depthwise: bool,
+    sixteen: bool = False,
 ) -> int:
     """A MAC-array step over `pixels` outputs of `channels` channels, each summing
-    `depth` input channels over `taps` kernel taps."""
+    `depth` input channels over `taps` kernel taps (of 16-bit activations: `sixteen`)."""
     array = target.mac_array
     if depthwise:
         passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
     else:
         passes = math.ceil(channels / array.columns) * math.ceil(depth / array.rows) * taps
+    passes *= target.data_types.activation_cycles(sixteen)
     return pixels * passes + array.rows + array.columns
 
 
-def vector_cycles(target: Target, pixels: int, channels: int, per_element: int) -> int:
+def vector_cycles(
+    target: Target, pixels: int, channels: int, per_element: int, sixteen: bool = False
+) -> int:
     """A vector-unit pass over `pixels` x `channels` outputs, `per_element` cycles per
-    lane-wide group (window taps or inputs)."""
-    return pixels * math.ceil(channels / target.vector_unit.lanes) * per_element
+    lane-wide group (window taps or inputs), of 16-bit activations if `sixteen`."""
+    groups = pixels * math.ceil(channels / target.vector_unit.lanes) * per_element
+    return groups * target.data_types.activation_cycles(sixteen)
 
 
 def conv_cost(
-    target: Target, acc_shape: Sequence[int], weight_shape: Sequence[int], group: int
+    target: Target,
+    acc_shape: Sequence[int],
+    weight_shape: Sequence[int],
+    group: int,
+    sixteen: bool = False,
 ) -> Cost:
-    """A conv tile: an [N, OH, OW, O] accumulator, weight [O, KH, KW, C / group]."""
+    """A conv tile: an [N, OH, OW, O] accumulator, weight [O, KH, KW, C / group]; its
+    input 16-bit if `sixteen`."""
     batch, out_h, out_w, channels = acc_shape
     _, kernel_h, kernel_w, depth = weight_shape
     taps = kernel_h * kernel_w
     pixels = batch * out_h * out_w
     depthwise = group > 1 and depth == 1
-    cycles = mac_cycles(target, pixels, channels, depth, taps, depthwise)
+    cycles = mac_cycles(target, pixels, channels, depth, taps, depthwise, sixteen)
     return Cost(cycles, macs=pixels * channels * taps * depth)
 
 
-def matmul_cost(target: Target, rows: int, columns: int, depth: int) -> Cost:
-    """A [M, K] x [K, N] tile: M pixels of N channels from K."""
-    cycles = mac_cycles(target, rows, columns, depth, 1, False)
+def matmul_cost(target: Target, rows: int, columns: int, depth: int, sixteen: bool = False) -> Cost:
+    """A [M, K] x [K, N] tile: M pixels of N channels from K (an operand 16-bit if
+    `sixteen`)."""
+    cycles = mac_cycles(target, rows, columns, depth, 1, False, sixteen)
     return Cost(cycles, macs=rows * columns * depth)
 
 
-def vector(target: Target, output: object, per_element: int) -> int:
-    """A vector command writing the buffer `output` (an SSA value)."""
+def vector(target: Target, output: object, per_element: int, sixteen: bool = False) -> int:
+    """A vector command writing the buffer `output` (an SSA value), over 16-bit
+    activations if `sixteen`."""
     from irc.dialects.tile import shape_of
 
     shape = shape_of(output)  # type: ignore[arg-type]
     channels = shape[-1] if shape else 1
     pixels = math.prod(shape[:-1]) if shape else 1
-    return vector_cycles(target, pixels, channels, per_element)
+    return vector_cycles(target, pixels, channels, per_element, sixteen)
 
 
 def _runs(view: View) -> tuple[np.ndarray, int]:

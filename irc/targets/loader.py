@@ -604,6 +604,23 @@ def _check_data_types(checker: _Checker, table: dict[str, Any], values: dict[str
             hint="set int8 = true: irc compiles models to int8",
         )
         return False
+    cycles = values.get("int16_cycles")
+    if values["int16"] and cycles is None:
+        checker.problem(
+            ("data_types",),
+            "[data_types] is missing 'int16_cycles' (int16 = true)",
+            hint="add int16_cycles = 2 if a pass over 16-bit activations takes twice an "
+            "8-bit one's cycles (as on Arm's Ethos-U), or 1 if it takes as long",
+        )
+        return False
+    if not values["int16"] and cycles is not None:
+        checker.problem(
+            ("data_types", "int16_cycles"),
+            f"data_types.int16_cycles = {cycles} but int16 = false",
+            hint="remove int16_cycles, or set int16 = true",
+        )
+        return False
+    values.setdefault("int16_cycles", 0)
     return True
 
 

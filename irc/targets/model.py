@@ -43,6 +43,13 @@ class DataTypes:
     int8: bool
     int16: bool
     fp16: bool
+    int16_cycles: int = 0
+    """With `int16`: the cycles a pass over 16-bit activations takes per pass over
+    8-bit ones (the MAC array takes half the input channels per cycle); 0 without."""
+
+    def activation_cycles(self, sixteen: bool) -> int:
+        """The cycles per pass of a layer with 16-bit (`sixteen`) or 8-bit activations."""
+        return self.int16_cycles if sixteen else 1
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def target_toml(target: Target) -> str:
         )
         for spec in section.fields:
             value = values[spec.attribute]
-            if section.name == "lut" and spec.key == "entries" and not target.lut.supported:
+            if not spec.required and not values[spec.required_when]:
                 continue
             # Units the key names already (`burst_bytes`) are not repeated.
             unit = f", in {spec.unit}" if spec.unit and not spec.key.endswith(spec.unit) else ""
@@ -377,7 +377,7 @@ def _field_constraints(spec: Field) -> str:
     if spec.key == "name":
         parts.append("letters, digits, `.`, `_`, `-`")
     if not spec.required:
-        parts.append("required when `supported = true`; omit (or 0) otherwise")
+        parts.append(f"required when `{spec.required_when} = true`; omit otherwise")
     return ", ".join(parts) or "required"
 
 

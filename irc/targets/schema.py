@@ -58,6 +58,9 @@ class Field:
     """The largest value a real target has (no NPU clock above 10 GHz)."""
     power_of_two: bool = False
     required: bool = True
+    required_when: str = ""
+    """For an optional key: the other key of its table that makes it required
+    (`supported`: a lookup table's entries)."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,18 @@ SECTIONS: tuple[Section, ...] = (
         "the element types the NPU computes in",
         (
             Field("int8", "int8", "bool", "int8 tensors (must be true: irc compiles to int8)"),
-            Field("int16", "int16", "bool", "int16 tensors"),
+            Field("int16", "int16", "bool", "int16 tensors (16-bit activations, 8-bit weights)"),
             Field("fp16", "fp16", "bool", "float16 tensors"),
+            Field(
+                "int16_cycles",
+                "int16_cycles",
+                "int",
+                "cycles a MAC-array or vector pass over 16-bit activations takes per 8-bit one",
+                minimum=1,
+                maximum=8,
+                required=False,
+                required_when="int16",
+            ),
         ),
     ),
     Section(
@@ -217,6 +230,7 @@ SECTIONS: tuple[Section, ...] = (
                 maximum=65536,
                 power_of_two=True,
                 required=False,
+                required_when="supported",
             ),
         ),
     ),

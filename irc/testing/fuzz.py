@@ -75,7 +75,8 @@ The levels compared (`check_graph`)
    reference. It must run;
 4. `tile`: `plan-tiles`, `plan-ddr`, `lower-to-tile` for the target (`--target auto`,
    the default: edge-2tops for a graph with a softmax, an erf or a matmul of two
-   computed values, and every fourth other seed, npu-demo for the rest; or the one
+   computed values, for the int16 seeds, and every fourth other seed, npu-demo for
+   the rest; or the one
    `--target` names). The seed turns channel alignment and double buffering
    on and off, as `-O0` to `-O2` do): bit-exact with qnn;
 5. `npu`: `lower-to-npu`, the command stream on the simulator: bit-exact with qnn;
@@ -1341,8 +1342,12 @@ softmax, layer norm, GELU): `--target auto` runs transformer graphs on it."""
 
 def choose_target(model: onnx.ModelProto, seed: int) -> str:
     """`--target auto`: edge-2tops for a graph with a softmax, an erf or a matmul of two
-    computed values (and every fourth other graph), so that the NPU runs attention,
-    layer norms and GELUs; npu-demo for the rest."""
+    computed values, for a seed with int16 activations (`quantize_config`), and every
+    fourth other graph, so that the NPU runs attention, layer norms, GELUs and 16-bit
+    layers; npu-demo (no int16) for the rest."""
+    config = quantize_config(seed)
+    if config.activations == "int16" or config.int16_ops:
+        return TRANSFORMER_TARGET
     constants = {tensor.name for tensor in model.graph.initializer}
     for node in model.graph.node:
         if node.op_type in ("Softmax", "Erf"):

@@ -23,7 +23,12 @@ def every_op_supported(target: Target) -> Target:
     return dataclasses.replace(
         target,
         source=f"{target.source} (every op supported)",
-        data_types=DataTypes(int8=True, int16=target.data_types.int16, fp16=True),
+        data_types=DataTypes(
+            int8=True,
+            int16=target.data_types.int16,
+            fp16=True,
+            int16_cycles=target.data_types.int16_cycles,
+        ),
         ops=MappingProxyType({kind: OpSupport(kind) for kind in OP_LIMITS}),
     )
 

@@ -47,7 +47,7 @@ from irc.tiling.lowering import (
     row_boxes,
     storage_element,
 )
-from irc.tiling.planner import BIAS_BYTES, Layer, Plan
+from irc.tiling.planner import Layer, Plan
 
 Bounds = dict[str, Bound]
 Action = Callable[[Bounds], None]
@@ -108,7 +108,8 @@ class LayerBuilder:
         """Where a MAC layer's (multiplier, shift) pairs start in its parameter region:
         after the bias of a whole channel tile (as the planner counts it)."""
         alignment = self.lowering.target.sram.alignment_bytes
-        return -(-self.plan.tile.channels * BIAS_BYTES // alignment) * alignment
+        bias = self.plan.tile.channels * self.plan.layer.accumulator_bytes
+        return -(-bias // alignment) * alignment
 
     def view(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
         """A view of a whole SRAM buffer with another shape (made before the loops)."""

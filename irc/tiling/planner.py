@@ -62,15 +62,17 @@ if TYPE_CHECKING:
 Kind = Literal["conv", "depthwise", "pool", "elementwise"]
 Engine = Literal["mac", "vector"]
 
-BIAS_BYTES = 4
-"""Per output channel of a MAC layer: its int32 (or float32) bias."""
-
 REQUANT_PAIR_BYTES = 8
 """Per output channel of a quantized layer: its requantization (multiplier, shift) as
 two int32, as the tile level holds them (`tile.requantize`'s parameters)."""
 
 ACCUMULATOR_BYTES = 4
-"""int32 partial sums (float32 for an unquantized layer)."""
+"""int32 partial sums (float32 for an unquantized layer), and per output channel of a
+MAC layer its int32 (or float32) bias."""
+
+WIDE_BYTES = 8
+"""An element of the wide i64 accumulator and bias of a MAC layer over 16-bit
+activations (`Layer.wide`)."""
 
 
 class TilingError(Exception):
@@ -127,6 +129,25 @@ class Layer:
     """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
     `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
     points inserted between pixels; `in_h` and `in_w` stay the stored input's."""
+
+    @property
+    def wide(self) -> bool:
+        """A quantized MAC layer over 16-bit activations (int16x8, or a matmul with a
+        16-bit operand): its accumulator and bias are i64."""
+        return self.engine == "mac" and self.quantized and 2 in (self.in_bytes, self.weight_bytes)
+
+    @property
+    def sixteen(self) -> bool:
+        """Whether its passes take the target's `int16_cycles`: a wide MAC layer, or a
+        vector layer reading or writing 16-bit integers."""
+        if self.engine == "mac":
+            return self.wide
+        return 2 in (self.in_bytes, self.out_bytes)
+
+    @property
+    def accumulator_bytes(self) -> int:
+        """Bytes per element of its accumulator (and its bias, per channel)."""
+        return WIDE_BYTES if self.wide else ACCUMULATOR_BYTES
 
     @property
     def upsampled(self) -> tuple[int, int]:
@@ -483,7 +504,7 @@ class _Model:
             buffers["weights"] = copies * _align(weights, align)
             buffers["parameters"] = copies * self.parameter_bytes(tile.channels)
             # The int32 tile the array accumulates into, over the K steps when K is split.
-            accumulator = tile.rows * tile.columns * tile.channels * ACCUMULATOR_BYTES
+            accumulator = tile.rows * tile.columns * tile.channels * layer.accumulator_bytes
             buffers["accumulator"] = _align(accumulator, align)
         elif layer.channel_parameter_bytes or layer.table_bytes:
             buffers["parameters"] = _align(
@@ -495,7 +516,7 @@ class _Model:
         """SRAM bytes of a MAC layer's per-channel constants for `channels` outputs: the
         bias, then (quantized) the requantization pairs, each aligned."""
         align = self.alignment
-        size = _align(channels * BIAS_BYTES, align)
+        size = _align(channels * self.layer.accumulator_bytes, align)
         if self.layer.quantized:
             size += _align(channels * REQUANT_PAIR_BYTES, align)
         return size
@@ -557,7 +578,7 @@ class _Model:
         taps = layer.kernel[0] * layer.kernel[1]
         elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
         size = elements * layer.weight_bytes + channels * (
-            BIAS_BYTES + (REQUANT_PAIR_BYTES if layer.quantized else 0)
+            layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
         )
         return self.dma_cycles(1, size, 1)
 
@@ -573,11 +594,12 @@ class _Model:
             per_pixel = math.ceil(channels / lanes) * (
                 taps if layer.kind == "pool" else layer.inputs
             )
-            return pixels * per_pixel
+            return pixels * per_pixel * self.target.data_types.activation_cycles(layer.sixteen)
         if layer.kind == "depthwise":
             passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
         else:
             passes = math.ceil(channels / array.columns) * math.ceil(depth / array.rows) * taps
+        passes *= self.target.data_types.activation_cycles(layer.sixteen)
         return pixels * passes + array.rows + array.columns
 
     # ---- a whole plan -----------------------------------------------------------------
@@ -691,6 +713,7 @@ class _Model:
             elements = layer.batch * layer.out_h * layer.out_w * layer.out_c
             taps = layer.kernel[0] * layer.kernel[1] if layer.kind == "pool" else layer.inputs
             compute = math.ceil(elements * taps / self.target.vector_unit.lanes)
+        compute *= self.target.data_types.activation_cycles(layer.sixteen)
         # The input the layer reads at least once (a strided 1x1 conv skips rows).
         read_h = _read_extent(
             layer.out_h, layer.kernel[0], layer.strides[0], layer.dilations[0],

@@ -89,8 +89,8 @@ func.func @view_space() attributes {npu.sram_bytes = 4096} {
 // -----
 
 func.func @view_element_type() attributes {npu.sram_bytes = 4096} {
-  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32 or f32 elements, got i64}}
-  %v = npu.view sram[0] : memref<4xi64, "sram">
+  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32, i64 or f32 elements, got f64}}
+  %v = npu.view sram[0] : memref<4xf64, "sram">
   func.return
 }
 
@@ -402,7 +402,7 @@ func.func @conv_output_shape() attributes {npu.sram_bytes = 4096, npu.sram_align
   %acc = npu.view sram[384] : memref<1x1x1x8xi32, "sram">
   %p = npu.view sram[448] : memref<8x2xi32, "sram">
   %out = npu.view sram[512] : memref<1x1x1x4xi8, "sram">
-  // expected-error @+1 {{the output must be an 8-bit tile of the accumulator's shape memref<1x1x1x8xi32, "sram">}}
+  // expected-error @+1 {{the output must be an 8- or 16-bit tile of the accumulator's shape memref<1x1x1x8xi32, "sram">}}
   npu.conv %x, %w, %acc requantize %p into %out : memref<1x3x3x4xi8, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi32, "sram">, memref<8x2xi32, "sram">, memref<1x1x1x4xi8, "sram">
   func.return
 }
@@ -414,7 +414,7 @@ func.func @matmul_output_i32() attributes {npu.sram_bytes = 4096, npu.sram_align
   %acc = npu.view sram[64] : memref<4x4xi32, "sram">
   %p = npu.view sram[128] : memref<1x2xi32, "sram">
   %out = npu.view sram[192] : memref<4x4xi32, "sram">
-  // expected-error @+1 {{the output must be an 8-bit tile of the accumulator's shape memref<4x4xi32, "sram">}}
+  // expected-error @+1 {{the output must be an 8- or 16-bit tile of the accumulator's shape memref<4x4xi32, "sram">}}
   npu.matmul %a, %a, %acc requantize %p into %out : memref<4x4xi8, "sram">, memref<4x4xi8, "sram">, memref<4x4xi32, "sram">, memref<1x2xi32, "sram">, memref<4x4xi32, "sram">
   func.return
 }
@@ -532,7 +532,7 @@ func.func @conv_types() attributes {npu.sram_bytes = 4096, npu.sram_alignment = 
   %x = npu.view sram[0] : memref<1x3x3x4xi8, "sram">
   %w = npu.view sram[64] : memref<2x3x3x4xi8, "sram">
   %acc = npu.view sram[192] : memref<1x1x1x2xf32, "sram">
-  // expected-error @+1 {{npu.conv takes i8 or ui8 inputs with i8 weights and an i32 accumulator, or all f32}}
+  // expected-error @+1 {{npu.conv of 8-bit operands accumulates in i32, got f32}}
   npu.conv %x, %w, %acc : memref<1x3x3x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xf32, "sram">
   func.return
 }

@@ -29,8 +29,8 @@ func.func @alloc_dynamic() {
 // -----
 
 func.func @alloc_element() {
-  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32 or f32 elements, got i64}}
-  %a = tile.alloc : memref<4xi64, "sram">
+  // expected-error @+1 {{result #0 must hold i8, ui8, i16, i32, i64 or f32 elements, got f16}}
+  %a = tile.alloc : memref<4xf16, "sram">
   func.return
 }
 
@@ -150,8 +150,32 @@ func.func @fill_float(%a: memref<4xi32, "sram">) {
 // -----
 
 func.func @conv_types(%x: memref<1x3x3x4xi8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x2xf32, "sram">) {
-  // expected-error @+1 {{tile.conv takes i8 or ui8 inputs with i8 weights and an i32 accumulator, or all f32}}
+  // expected-error @+1 {{tile.conv of 8-bit operands accumulates in i32, got f32}}
   tile.conv %x, %w, %acc : memref<1x3x3x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xf32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_sixteen_bit_narrow_acc(%x: memref<1x3x3x4xi16, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x2xi32, "sram">) {
+  // expected-error @+1 {{tile.conv of 16-bit operands accumulates in i64, got i32}}
+  tile.conv %x, %w, %acc : memref<1x3x3x4xi16, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_eight_bit_wide_acc(%x: memref<1x3x3x4xi8, "sram">, %w: memref<2x3x3x4xi8, "sram">, %acc: memref<1x1x1x2xi64, "sram">) {
+  // expected-error @+1 {{tile.conv of 8-bit operands accumulates in i32, got i64}}
+  tile.conv %x, %w, %acc : memref<1x3x3x4xi8, "sram">, memref<2x3x3x4xi8, "sram">, memref<1x1x1x2xi64, "sram">
+  func.return
+}
+
+// -----
+
+func.func @conv_sixteen_bit_weights(%x: memref<1x3x3x4xi16, "sram">, %w: memref<2x3x3x4xi16, "sram">, %acc: memref<1x1x1x2xi64, "sram">) {
+  // expected-error @+1 {{tile.conv takes i8, ui8 or i16 inputs with i8 weights}}
+  tile.conv %x, %w, %acc : memref<1x3x3x4xi16, "sram">, memref<2x3x3x4xi16, "sram">, memref<1x1x1x2xi64, "sram">
   func.return
 }
 
@@ -214,7 +238,7 @@ func.func @bias_shape(%acc: memref<2x8xi32, "sram">, %bias: memref<2xi32, "sram"
 // -----
 
 func.func @bias_types(%acc: memref<2x8xi32, "sram">, %bias: memref<8xf32, "sram">) {
-  // expected-error @+1 {{the accumulator and the bias must both be i32 or both f32, got i32 and f32}}
+  // expected-error @+1 {{the accumulator and the bias must both be i32, both i64 or both f32, got i32 and f32}}
   tile.bias_add %acc, %bias : memref<2x8xi32, "sram">, memref<8xf32, "sram">
   func.return
 }
@@ -230,8 +254,16 @@ func.func @requantize_params(%acc: memref<2x8xi32, "sram">, %p: memref<4x2xi32, 
 // -----
 
 func.func @requantize_output(%acc: memref<2x8xi32, "sram">, %p: memref<1x2xi32, "sram">, %out: memref<2x8xi32, "sram">) {
-  // expected-error @+1 {{the output must be i8 or ui8, got i32}}
+  // expected-error @+1 {{the output must be i8, ui8 or i16, got i32}}
   tile.requantize %acc, %p, %out : memref<2x8xi32, "sram">, memref<1x2xi32, "sram">, memref<2x8xi32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_wide_bias(%acc: memref<2x8xi64, "sram">, %bias: memref<8xi32, "sram">) {
+  // expected-error @+1 {{the accumulator and the bias must both be i32, both i64 or both f32, got i64 and i32}}
+  tile.bias_add %acc, %bias : memref<2x8xi64, "sram">, memref<8xi32, "sram">
   func.return
 }
 
@@ -279,7 +311,7 @@ func.func @pool_window(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x2x1x4xi8, "s
 // -----
 
 func.func @pool_types(%x: memref<1x3x3x4xi8, "sram">, %y: memref<1x1x1x4xui8, "sram">) {
-  // expected-error @+1 {{input and output must both be i8, ui8 or f32, got i8 and ui8}}
+  // expected-error @+1 {{input and output must both be i8, ui8, i16 or f32, got i8 and ui8}}
   tile.pool %x, %y {kind = "max", kernel_shape = [3, 3]} : memref<1x3x3x4xi8, "sram">, memref<1x1x1x4xui8, "sram">
   func.return
 }
