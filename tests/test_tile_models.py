@@ -165,6 +165,37 @@ def test_light_models_with_int16_activations_run_bit_exact_on_the_npu(name: str)
     assert convs_tiled and all("xi16" in line and "xi64" in line for line in convs_tiled)
 
 
+def test_16_bit_lookup_tables_run_bit_exact_on_the_npu() -> None:
+    """A conv, sigmoid, tanh, sigmoid, conv network in int16: the three functions
+    become 513-entry interpolated tables that the NPU's lookup table runs, bit-exact
+    at the tile level and in the simulator."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+        for name, shape in (("w1", (4, 3, 3, 3)), ("w2", (2, 4, 1, 1)))
+    ]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1])]
+    for index, function in enumerate(("Sigmoid", "Tanh", "Sigmoid")):
+        nodes.append(helper.make_node(function, [chr(97 + index)], [chr(98 + index)]))
+    nodes.append(helper.make_node("Conv", ["d", "w2"], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "luts",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    samples = [random_inputs(model, seed=seed) for seed in range(4)]
+    module = quantize_with_irc(model, samples, activations="int16")
+    texts: list[str] = []
+    stats = lower_and_compare(module, samples[0], INT16_TARGET, texts)
+    assert stats.layers["qnn.lut"] == 3 and not stats.kept
+    assert texts[0].count('memref<513xi16, "sram">, memref<') == 3
+
+
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])
 def test_light_models_with_a_small_sram_split_into_many_tiles(
     name: str, k_split: bool, tmp_path: Path

@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.backend.mac import channels_last, float_activation, mixed_types
 from irc.dialects import nn, qnn, quant, tile
 from irc.dialects.quant import full_range, quantized_element
+from irc.ir import weights
 from irc.tiling.builder import (
     Bounds,
     Elementwise,
@@ -52,7 +53,7 @@ FLOAT32_LOWEST = float(np.finfo(np.float32).min)
 """The padding of a float max pool: never larger than a value in the window."""
 
 LUT_ENTRIES = 256
-"""A `qnn.lut` maps 8-bit values: one entry per value."""
+"""The entries of an 8-bit table, one per value: a softmax's exp table."""
 
 
 # --------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
     )
     table_bytes = 0
     if isinstance(op, qnn.LutOp):
-        table_bytes = LUT_ENTRIES
+        table_bytes = len(op.props().ints("table") or []) * element_bytes(op.results[0].type)
     elif isinstance(op, qnn.SoftmaxOp):
         table_bytes = 2 * LUT_ENTRIES  # i16 exps
     elif isinstance(op, qnn.RequantizeOp) and not per_channel:
@@ -502,10 +503,11 @@ def lower_with(emit: Emit) -> Callable[[FunctionLowering, Operation], None]:
 
 
 def lower_lut(lowering: FunctionLowering, op: Operation) -> None:
-    """A lookup table: the 256 entries loaded into SRAM once, then every tile mapped."""
+    """A lookup table: its entries (256 of 8 bits, or 513 of 16) loaded into SRAM once,
+    then every tile mapped."""
     entries = np.asarray(op.props().ints("table") or [], dtype=np.int64)  # type: ignore[attr-defined]
     element = buffer_element(op.results[0])
-    dtype = np.uint8 if tile.storage_range(element)[0] == 0 else np.int8
+    dtype = weights.dtype_of(element)
     lower_elementwise(lowering, op, emit_lut, table=entries.astype(dtype))
 
 

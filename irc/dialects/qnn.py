@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -703,10 +704,18 @@ class ClampOp(QNNOp):
 
 @irdl_op_definition
 class LutOp(QNNOp):
-    """Map 8-bit values through a 256-entry table (int8 sigmoid, tanh, hard_swish, ...).
+    """Map 8-bit values through a 256-entry table (int8 sigmoid, tanh, hard_swish, ...),
+    or int16 values through a 513-entry interpolated one.
 
-    out = table[x - storage_min], storage_min being -128 for i8 and 0 for u8 inputs;
-    every entry is a stored value of the result type.
+    8 bits: out = table[x - storage_min], storage_min being -128 for i8 and 0 for u8
+    inputs. 16 bits (i16 input and result, both symmetric): TFLite's int16 lookup,
+    an entry every 128 values and linear interpolation between them,
+    `fixed_point.interpolated_lookup`:
+
+        i = 256 + (x >> 7), f = x & 127
+        out = table[i] + round_half_even((table[i + 1] - table[i]) * f / 128)
+
+    Every entry is a stored value of the result type.
     `irc.quantize.scheme.build_lut` builds the table of a float function; `function`
     names it (the `nn` op's name without its prefix, as `sigmoid`), which is what a
     target's support table is asked about.
@@ -721,11 +730,22 @@ class LutOp(QNNOp):
     function = prop_def(StringAttr)
 
     def check(self, props: Props) -> None:
-        input_element = eight_bit(per_tensor(self.input.type, "the input"), "the input")
-        output = eight_bit(per_tensor(self.result.type, "the result"), "the result")
+        input_element = per_tensor(self.input.type, "the input")
+        output = per_tensor(self.result.type, "the result")
+        if input_element.storage_bits.data == 16 or output.storage_bits.data == 16:
+            for element, what in ((input_element, "the input"), (output, "the result")):
+                if element.storage_type != i16 or zero_point(element) != 0:
+                    raise fail(
+                        f"a 16-bit table maps symmetric i16 values to symmetric i16 values; "
+                        f"{what} is {element}"
+                    )
+            size = fixed_point.LUT16_ENTRIES
+        else:
+            eight_bit(input_element, "the input")
+            eight_bit(output, "the result")
+            size = 1 << input_element.storage_bits.data
         check_result_shape(self, tensor_type(self.input).get_shape())
         table = props.ints("table") or []
-        size = 1 << input_element.storage_bits.data
         if len(table) != size:
             raise fail(f"the table has {len(table)} entries, expected {size}")
         low, high = output.storage_range

@@ -1241,16 +1241,22 @@ class LutFields(TileOp):
 
     def check(self, props: Props) -> None:
         input_element = element_of(self.input)
-        if input_element not in EIGHT_BIT:
-            raise fail(f"the input must hold i8 or ui8, got {input_element}")
-        if shape_of(self.table) != (256,):
-            raise fail(f"the table must have 256 entries, got {buffer(self.table)}")
-        if element_of(self.table) not in EIGHT_BIT or element_of(self.output) != element_of(
+        if input_element not in ACTIVATIONS:
+            raise fail(f"the input must hold i8, ui8 or i16, got {input_element}")
+        sixteen = input_element == i16
+        entries = fixed_point.LUT16_ENTRIES if sixteen else 256
+        if shape_of(self.table) != (entries,):
+            raise fail(
+                f"the table of {input_element} values must have {entries} entries, got "
+                f"{buffer(self.table)}"
+            )
+        allowed = (i16,) if sixteen else EIGHT_BIT
+        if element_of(self.table) not in allowed or element_of(self.output) != element_of(
             self.table
         ):
             raise fail(
-                f"the table and the output must hold the same 8-bit type, got "
-                f"{element_of(self.table)} and {element_of(self.output)}"
+                f"the table and the output must hold the same {'16' if sixteen else '8'}-bit "
+                f"type, got {element_of(self.table)} and {element_of(self.output)}"
             )
         if shape_of(self.output) != shape_of(self.input):
             raise fail(
@@ -1260,13 +1266,18 @@ class LutFields(TileOp):
 
 @irdl_op_definition
 class LutOp(LutFields):
-    """Map an 8-bit tile through a 256-entry table: out = table[x - storage_min].
+    """Map an 8-bit tile through a 256-entry table: out = table[x - storage_min]; or an
+    i16 tile through a 513-entry i16 table with interpolation.
 
     storage_min is -128 for i8 and 0 for ui8 inputs (as `qnn.lut`); the output has
-    the table's element type.
+    the table's element type. An i16 input reads entries 256 + (x >> 7) and the next
+    and interpolates by x & 127, exactly `qnn.lut`'s 16-bit lookup
+    (`fixed_point.interpolated_lookup`).
 
         tile.lut %in, %table, %out
             : memref<64xi8, "sram">, memref<256xi8, "sram">, memref<64xi8, "sram">
+        tile.lut %in16, %table16, %out16
+            : memref<64xi16, "sram">, memref<513xi16, "sram">, memref<64xi16, "sram">
     """
 
     name = "tile.lut"

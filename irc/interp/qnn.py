@@ -252,6 +252,9 @@ class QNNFunctions(InterpreterFunctions):
     def run_lut(self, interpreter: Interpreter, op: qnn.LutOp, args: PythonValues) -> PythonValues:
         table = np.asarray(op.props().ints("table"), dtype=np.int64)
         element = _element(op.input.type)
+        if element.storage_bits.data == 16:
+            looked_up = fixed_point.interpolated_lookup(args[0], table)
+            return (looked_up.astype(_result_dtype(op)),)
         # The table covers the full 8-bit range, whatever the type's storage range.
         first, _ = full_range(element.storage_bits.data, bool(element.signed.data))
         return (table[args[0].astype(np.int64) - first].astype(_result_dtype(op)),)

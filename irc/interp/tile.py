@@ -555,6 +555,9 @@ class TileFunctions(InterpreterFunctions):
     @impl(tile.LutOp)
     def run_lut(self, interpreter: Interpreter, op: tile.LutOp, args: PythonValues) -> PythonValues:
         source, table, output = args
+        if source.dtype == np.int16:
+            _store(output, fixed_point.interpolated_lookup(source, table))
+            return ()
         first, _ = tile.storage_range(tile.element_of(op.input))
         _store(output, table[source.astype(np.int64) - first])
         return ()

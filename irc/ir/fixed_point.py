@@ -269,6 +269,33 @@ def saturate(values: np.ndarray, bounds: tuple[int, int]) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
+# 16-bit lookup tables
+
+LUT16_STEP_BITS = 7
+"""A 16-bit table has an entry every 2^7 = 128 input values."""
+
+LUT16_ENTRIES = (1 << (16 - LUT16_STEP_BITS)) + 1
+"""513: an entry at each of the 512 steps' starts, and one at the end of the range
+(TFLite's int16 tables)."""
+
+
+def interpolated_lookup(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """A 16-bit lookup with linear interpolation (TFLite's int16 LUT), int64: for an
+    int16 x, the step i = 256 + (x >> 7) and the offset f = x & 127 in it give
+
+        table[i] + round_half_even((table[i + 1] - table[i]) * f / 128)
+
+    `table` has LUT16_ENTRIES entries; the result lies between the two it reads."""
+    x = np.asarray(values).astype(np.int64)
+    index = np.right_shift(x, LUT16_STEP_BITS) + (1 << (15 - LUT16_STEP_BITS))
+    offset = np.bitwise_and(x, (1 << LUT16_STEP_BITS) - 1)
+    entries = np.asarray(table, dtype=np.int64)
+    base = entries[index]
+    delta = (entries[index + 1] - base) * offset
+    return base + _shift_half_to_even(delta, np.asarray(LUT16_STEP_BITS, dtype=np.int64))
+
+
+# --------------------------------------------------------------------------------------
 # Softmax
 
 SOFTMAX_ONE = (1 << 15) - 1

@@ -234,6 +234,48 @@ def build_lut(
     return quantize(values, output_element).astype(np.int64)
 
 
+def build_lut16(
+    function: Callable[[np.ndarray], np.ndarray],
+    input_element: UniformQuantizedType,
+    output_element: UniformQuantizedType,
+) -> np.ndarray:
+    """The 513-entry table of a 16-bit `qnn.lut` computing `function` on symmetric
+    int16 values (`fixed_point.interpolated_lookup` reads it), as TFLite's `gen_lut`
+    builds its int16 tables.
+
+    Entry i samples `function` at the stored input x_i = -32768 + 128 i (the last one,
+    x_512 = 32768, just past the range, so that every step interpolates between its
+    own ends), in float32 as `quant.dcast` gives it. Interpolation errs most at a
+    step's midpoint: each entry is lowered by half the error there, round((interp -
+    exact) / 2), which splits the error between the sample and the midpoint (TFLite's
+    bias). Values are in output steps (x / s_out), rounded half to even; NaN becomes 0
+    and infinities saturate, as `quant.qcast` does.
+    """
+    from irc.ir.fixed_point import LUT16_ENTRIES, LUT16_STEP_BITS
+
+    for element, what in ((input_element, "input"), (output_element, "output")):
+        if element.storage_bits.data != 16 or any(element.zero_point_values):
+            raise ValueError(f"a 16-bit lookup table maps symmetric int16 values ({what})")
+    step = 1 << LUT16_STEP_BITS
+    starts = np.arange(LUT16_ENTRIES, dtype=np.float64) * step - (1 << 15)
+    points = np.concatenate([starts, starts[:-1] + step / 2])
+    real = (points * float(input_element.scale_values[0])).astype(np.float32)
+    with np.errstate(all="ignore"):
+        values = np.asarray(function(real), dtype=np.float64) / float(
+            output_element.scale_values[0]
+        )
+    values = np.where(np.isnan(values), 0.0, values)
+    low, high = output_element.storage_range
+    values = np.clip(values, low - 1.0, high + 1.0)  # infinities, before rounding
+    samples, midpoints = values[:LUT16_ENTRIES], values[LUT16_ENTRIES:]
+    sampled = np.rint(samples)
+    interpolated = np.rint((samples[1:] + sampled[:-1]) / 2)
+    bias = np.rint((interpolated - np.rint(midpoints)) / 2)
+    table = sampled.copy()
+    table[:-1] -= bias
+    return np.clip(table, low, high).astype(np.int64)
+
+
 def softmax_parameters(
     input_element: UniformQuantizedType, output_element: UniformQuantizedType
 ) -> dict[str, object]:

@@ -453,6 +453,14 @@ def _max_inputs(c: _Check) -> None:
 def _needs_lut(c: _Check) -> None:
     if not c.target.lut.supported:
         c.reasons.append(f"{c.label} needs a lookup table: target {c.target.name} has none")
+        return
+    table = c.props.ints("table")  # a qnn.lut's: 256 entries, or 513 interpolated ones
+    steps = len(table) - 1 if table and len(table) % 2 else 0
+    if steps > c.target.lut.entries:
+        c.reasons.append(
+            f"{c.label} has an interpolated 16-bit table of {steps} steps: target "
+            f"{c.target.name}'s lookup table has {c.target.lut.entries} entries"
+        )
 
 
 # --------------------------------------------------------------------------------------

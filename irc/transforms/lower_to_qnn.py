@@ -738,9 +738,21 @@ def lower_lookup(lowering: Lowering) -> list[SSAValue]:
         )
     input_element = _per_tensor(match.element(0), "the input")
     output = _per_tensor(match.output_element(), "the result")
-    if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
-        raise NotLowerable("a lookup table maps 8-bit values")
-    table = scheme.build_lut(_float_function(op), input_element, output)
+    bits = {input_element.storage_bits.data, output.storage_bits.data}
+    if bits == {16}:
+        if input_element.zero_point_values[0] or output.zero_point_values[0]:
+            raise NotLowerable("a 16-bit lookup table maps symmetric int16 values")
+        steps = fixed_point.LUT16_ENTRIES - 1
+        if target is not None and target.lut.entries < steps:
+            raise NotLowerable(
+                f"target {target.name}'s lookup table has {target.lut.entries} entries, "
+                f"fewer than the {steps} of an interpolated 16-bit table"
+            )
+        table = scheme.build_lut16(_float_function(op), input_element, output)
+    elif bits == {8}:
+        table = scheme.build_lut(_float_function(op), input_element, output)
+    else:
+        raise NotLowerable("a lookup table maps 8-bit values to 8-bit ones, or 16 to 16")
     properties = {"table": _ints(table), "function": StringAttr(op.name.removeprefix("nn."))}
     lut = qnn.LutOp.build([match.input(0)], properties, [match.output_type()])
     return [lowering.add(lut).results[0]]

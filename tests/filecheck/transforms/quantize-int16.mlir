@@ -54,3 +54,15 @@ func.func @concat_union(%x: tensor<1x4xf32> {irc.name = "x"}, %y: tensor<1x4xf32
   %c = nn.concat %s, %t {axis = 1} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x8xf32> loc("joined")
   func.return %c : tensor<1x8xf32>
 }
+
+
+// A sigmoid in int16 becomes a 16-bit lookup between symmetric int16 types: a table of
+// 513 entries, one every 128 input values and one past the end, interpolated
+// (`fixed_point.interpolated_lookup`; tests/test_int16.py checks its entries).
+
+// QNN-LABEL: func.func @sigmoid16(
+// QNN:         %g_q = qnn.lut %x_q {function = "sigmoid", table = [{{.*}}]} : (tensor<1x8x!quant.uniform<i16:f32, 0.00012207403779029846>>) -> tensor<1x8x!quant.uniform<i16:f32, 3.0518509447574615e-05>>
+func.func @sigmoid16(%x: tensor<1x8xf32> {irc.name = "x"}) -> tensor<1x8xf32> {
+  %g = nn.sigmoid %x : tensor<1x8xf32> loc("gate16")
+  func.return %g : tensor<1x8xf32>
+}

@@ -612,7 +612,7 @@ func.func @transpose_perm() attributes {npu.sram_bytes = 4096, npu.sram_alignmen
 func.func @lut_table() attributes {npu.sram_bytes = 4096, npu.sram_alignment = 64} {
   %a = npu.view sram[0] : memref<8xi8, "sram">
   %t = npu.view sram[64] : memref<128xi8, "sram">
-  // expected-error @+1 {{the table must have 256 entries, got memref<128xi8, "sram">}}
+  // expected-error @+1 {{the table of i8 values must have 256 entries, got memref<128xi8, "sram">}}
   npu.lut %a, %t, %a : memref<8xi8, "sram">, memref<128xi8, "sram">, memref<8xi8, "sram">
   func.return
 }

@@ -412,9 +412,25 @@ func.func @lut_short_table(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
 
 // -----
 
-func.func @lut_16_bit(%x: tensor<4x!quant.uniform<i16:f32, 0.1>>) {
-  // expected-error @+1 {{the input must have 8-bit storage, got i16}}
+func.func @lut_16_bit_short_table(%x: tensor<4x!quant.uniform<i16:f32, 0.1>>) {
+  // expected-error @+1 {{the table has 3 entries, expected 513}}
   %y = qnn.lut %x {function = "sigmoid", table = [1, 2, 3]} : tensor<4x!quant.uniform<i16:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @lut_16_bit_asymmetric(%x: tensor<4x!quant.uniform<i16:f32, 0.1:5>>) {
+  // expected-error @+1 {{a 16-bit table maps symmetric i16 values to symmetric i16 values; the input is}}
+  %y = qnn.lut %x {function = "sigmoid", table = [1, 2, 3]} : tensor<4x!quant.uniform<i16:f32, 0.1:5>>
+  func.return
+}
+
+// -----
+
+func.func @lut_8_to_16_bit(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{a 16-bit table maps symmetric i16 values to symmetric i16 values; the input is}}
+  %y = qnn.lut %x {function = "sigmoid", table = [1, 2, 3]} : (tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i16:f32, 0.1>>
   func.return
 }
 

@@ -352,8 +352,24 @@ func.func @clamp_types(%a: memref<8xi8, "sram">, %b: memref<8xui8, "sram">) {
 // -----
 
 func.func @lut_table(%a: memref<8xi8, "sram">, %t: memref<128xi8, "sram">) {
-  // expected-error @+1 {{the table must have 256 entries, got memref<128xi8, "sram">}}
+  // expected-error @+1 {{the table of i8 values must have 256 entries, got memref<128xi8, "sram">}}
   tile.lut %a, %t, %a : memref<8xi8, "sram">, memref<128xi8, "sram">, memref<8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lut_16_bit_table(%a: memref<8xi16, "sram">, %t: memref<256xi16, "sram">) {
+  // expected-error @+1 {{the table of i16 values must have 513 entries, got memref<256xi16, "sram">}}
+  tile.lut %a, %t, %a : memref<8xi16, "sram">, memref<256xi16, "sram">, memref<8xi16, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lut_16_bit_output(%a: memref<8xi16, "sram">, %t: memref<513xi16, "sram">, %o: memref<8xi8, "sram">) {
+  // expected-error @+1 {{the table and the output must hold the same 16-bit type, got i16 and i8}}
+  tile.lut %a, %t, %o : memref<8xi16, "sram">, memref<513xi16, "sram">, memref<8xi8, "sram">
   func.return
 }
 
