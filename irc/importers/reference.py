@@ -98,9 +98,7 @@ def _session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
     copy of them (`with_bulk_replaced`): serializing VGG-19's 548 MB would hold its
     weights a third time, and a proto of 2 GB cannot be serialized at all.
     """
-    from onnx import TensorProto
-
-    from irc.importers.onnx import model_data_bytes, with_bulk_replaced
+    from irc.importers.onnx import model_data_bytes
 
     if isinstance(model, Path):
         yield str(model)
@@ -109,28 +107,34 @@ def _session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
         yield model.SerializeToString()
         return
     with tempfile.TemporaryDirectory(prefix="irc-onnxruntime-") as directory:
-        weights = Path(directory) / "weights"
-        with weights.open("wb") as file:
-
-            def external(tensor: onnx.TensorProto) -> onnx.TensorProto:
-                reference = TensorProto(name=tensor.name, data_type=tensor.data_type)
-                reference.dims.extend(tensor.dims)
-                offset = file.tell()
-                length = file.write(tensor.raw_data)
-                for key, value in (
-                    ("location", weights.name),
-                    ("offset", offset),
-                    ("length", length),
-                ):
-                    entry = reference.external_data.add()
-                    entry.key, entry.value = key, str(value)
-                reference.data_location = TensorProto.EXTERNAL
-                return reference
-
-            skeleton = with_bulk_replaced(model, external)
+        skeleton = with_external_weights(model, Path(directory) / "weights")
         path = Path(directory) / "model.onnx"
         path.write_bytes(skeleton.SerializeToString())
         yield str(path)
+
+
+def with_external_weights(model: onnx.ModelProto, weights: Path) -> onnx.ModelProto:
+    """A copy of `model` whose large inline initializers are written to the file
+    `weights` and referenced as its external data (`with_bulk_replaced`: without
+    another copy of them); a model file saved next to `weights` loads whole."""
+    from onnx import TensorProto
+
+    from irc.importers.onnx import with_bulk_replaced
+
+    with weights.open("wb") as file:
+
+        def external(tensor: onnx.TensorProto) -> onnx.TensorProto:
+            reference = TensorProto(name=tensor.name, data_type=tensor.data_type)
+            reference.dims.extend(tensor.dims)
+            offset = file.tell()
+            length = file.write(tensor.raw_data)
+            for key, value in (("location", weights.name), ("offset", offset), ("length", length)):
+                entry = reference.external_data.add()
+                entry.key, entry.value = key, str(value)
+            reference.data_location = TensorProto.EXTERNAL
+            return reference
+
+        return with_bulk_replaced(model, external)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

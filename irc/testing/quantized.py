@@ -128,19 +128,37 @@ def _data_reader(samples: Sequence[Mapping[str, np.ndarray]]) -> object:
 # onnxruntime's quantization
 
 
-def prepare_for_onnxruntime(model: onnx.ModelProto, path: Path) -> Path:
-    """Write `model` converted to OPSET and pre-processed by onnxruntime's
-    `quant_pre_process` to `path` (step 1 of the module docstring)."""
-    import onnx
+def prepare_for_onnxruntime(model: onnx.ModelProto | Path, path: Path) -> Path:
+    """Write `model` (a proto, or the path of one, which is then not held while
+    onnxruntime pre-processes it) converted to OPSET and pre-processed by
+    onnxruntime's `quant_pre_process` to `path` (step 1 of the module docstring)."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    converted = onnx.version_converter.convert_version(model, OPSET)
     converted_path = path.with_suffix(".opset.onnx")
-    onnx.save(converted, str(converted_path))
+    _write_converted(model, converted_path)
     # Symbolic shape inference needs sympy, and the light models' shapes are static.
     quant_pre_process(str(converted_path), str(path), skip_symbolic_shape=True)
     converted_path.unlink()
     return path
+
+
+def _write_converted(model: onnx.ModelProto | Path, path: Path) -> None:
+    """`model` converted to OPSET, written to `path`. The converter works on the model
+    without its weights (external data in a file beside it, loaded back after):
+    converting the whole proto copied ZFNet-512's 350 MB of weights through C++ several
+    times, 2.1 GB in all."""
+    import onnx
+
+    from irc.importers.reference import with_external_weights
+
+    if isinstance(model, Path):
+        model = onnx.load(str(model))
+    weights = path.with_suffix(".weights")
+    converted = onnx.version_converter.convert_version(with_external_weights(model, weights), OPSET)
+    del model
+    onnx.external_data_helper.load_external_data_for_model(converted, str(path.parent))
+    weights.unlink()
+    onnx.save(converted, str(path))
 
 
 def quantize_with_onnxruntime(
@@ -310,7 +328,6 @@ def _quantize_in_own_process(
 
 def _quantize_main(argv: Sequence[str]) -> None:
     """The child of `_quantize_in_own_process`: argv is (work, activations, format)."""
-    import onnx
 
     work, activations, quant_format = Path(argv[0]), argv[1], argv[2]
     with np.load(work / "samples.npz") as stored:
@@ -320,9 +337,7 @@ def _quantize_main(argv: Sequence[str]) -> None:
             while len(samples) <= int(index):
                 samples.append({})
             samples[int(index)][name] = stored[key]
-    float_model = onnx.load(str(work / "materialized.onnx"))
-    prepared = prepare_for_onnxruntime(float_model, work / "float.onnx")
-    del float_model
+    prepared = prepare_for_onnxruntime(work / "materialized.onnx", work / "float.onnx")
     quantize_with_onnxruntime(
         prepared,
         samples,
