@@ -392,10 +392,13 @@ def test_elementwise_pooling_and_data_movement() -> None:
     _assert_matches(module, qdq, integer)
 
 
-@pytest.mark.parametrize("mode", ["nearest", "linear"])
-def test_a_nearest_resize_moves_int8_values_and_a_linear_one_stays_float(mode: str) -> None:
-    """A nearest resize only moves values: it runs on the quantized tensor, exactly.
-    A linear one computes new values: it stays float between its casts, with why."""
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_a_resize_moves_or_interpolates_int8_values_and_a_cubic_one_stays_float(
+    mode: str,
+) -> None:
+    """A nearest resize only moves values: it runs on the quantized tensor, exactly. A
+    linear one interpolates them: `qnn.resize`, of its input's type. A cubic one has no
+    integer form: it stays float between its casts, with why."""
     net = NetBuilder(x=(1, 2, 3, 3))
     relu = net.op(nn.ReluOp, [net.args["x"]], "relu")
     scales = DenseArrayBase.from_list(f32, [1.0, 1.0, 2.0, 2.0])
@@ -407,6 +410,11 @@ def test_a_nearest_resize_moves_int8_values_and_a_linear_one_stays_float(mode: s
     records = lower_module(integer := qdq.clone(), None)
     verify_module(integer)
     (reasons,) = [record.float_reasons for record in records.values()]
+    if mode == "linear":
+        assert reasons == {}
+        (resize,) = [op for op in integer.walk() if isinstance(op, qnn.ResizeOp)]
+        assert resize.result.type.get_element_type() == resize.input.type.get_element_type()
+        return  # its numbers against the QDQ form: tests/test_resize.py
     (resize,) = [op for op in integer.walk() if isinstance(op, nn.ResizeOp)]
     if mode == "nearest":
         assert reasons == {}
@@ -414,7 +422,6 @@ def test_a_nearest_resize_moves_int8_values_and_a_linear_one_stays_float(mode: s
     else:  # the quantizer left it float, and said why
         assert quant.quantized_element(resize.result.type) is None
         why = resize.attributes["irc.float"]
-        assert (
-            isinstance(why, StringAttr) and why.data == 'resize mode "linear" computes new values'
-        )
+        assert isinstance(why, StringAttr)
+        assert why.data == 'resize mode "cubic" has no integer form (nearest and linear do)'
     _assert_matches(module, qdq, integer, exact=1.0)

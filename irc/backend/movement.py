@@ -15,7 +15,7 @@ import itertools
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import DenseArrayBase, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import nn, qnn, tile
@@ -213,6 +213,45 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     tiled.run(body)
     if own is not target:
         lowering.copy_box(own.buffer, own.base, target.buffer, target.base, target.shape)
+
+
+def lower_linear_resize(lowering: FunctionLowering, op: qnn.ResizeOp) -> None:
+    """A linear resize on the vector unit: tiles over the axes it does not resize
+    (batch and channels), each holding the whole input and output along the resized
+    ones (the planner counts a tile's element as its planes), loaded, resized by one
+    `tile.resize` and stored."""
+    axes, scales, _ = qnn.resize_plan(op)
+    mode = op.props().str("coordinate_transformation_mode")
+    in_shape, out_shape = list(tensor_shape(op.input)), list(tensor_shape(op.result))
+    view = [1 if axis in axes else length for axis, length in enumerate(in_shape)]
+    element = buffer_element(op.input)
+    source, target = lowering.storage(op.input), lowering.storage(op.result)
+    layer = elementwise_layer(op.name, op.name, view, 1, element)
+    layer = dataclasses.replace(
+        layer,
+        in_bytes=layer.in_bytes * math.prod(in_shape[axis] for axis in axes),
+        out_bytes=layer.out_bytes * math.prod(out_shape[axis] for axis in axes),
+    )
+    tiled = Elementwise(lowering, lowering.plan(op, layer), view)
+    b = tiled.builder
+
+    def body(bounds: Bounds) -> None:
+        box, origins = tiled.box(bounds), tiled.origins(bounds)
+        planes = [
+            (in_shape[axis], out_shape[axis]) if axis in axes else (size, size)
+            for axis, size in enumerate(box)
+        ]
+        buffer = b.sram("input", [whole for whole, _ in planes], element)
+        b.load(source, origins, buffer)
+        out = b.sram("output", [resized for _, resized in planes], element)
+        resize = create(
+            tile.ResizeOp, [buffer, out], axes=axes, coordinate_transformation_mode=mode
+        )
+        resize.properties["scales"] = DenseArrayBase.from_list(f32, scales)
+        b.em.add(resize)
+        b.store(out, target, origins)
+
+    tiled.run(body)
 
 
 def _permute(

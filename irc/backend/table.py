@@ -24,6 +24,7 @@ from irc.backend.movement import (
     check_slice,
     lower_concat,
     lower_depth_to_space,
+    lower_linear_resize,
     lower_pad,
     lower_resize,
     lower_slices,
@@ -78,6 +79,12 @@ CLAMP = CommandSpec(tile.ClampOp, npu.ClampOp, "vector", lambda op: ([op.input],
 TRANSPOSE = CommandSpec(
     tile.TransposeOp, npu.TransposeOp, "vector", lambda op: ([op.input], [op.output], 1)
 )
+RESIZE = CommandSpec(  # each output reads its 2^k neighbours
+    tile.ResizeOp,
+    npu.ResizeOp,
+    "vector",
+    lambda op: ([op.input], [op.output], 2 ** len(op.props().ints("axes") or [])),
+)
 LUT = CommandSpec(
     tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
 )
@@ -98,8 +105,8 @@ DEQUANTIZE = CommandSpec(
 )
 
 COMMANDS = (
-    CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, LUT,
-    SOFTMAX, LAYER_NORM, QUANTIZE, DEQUANTIZE,
+    CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, RESIZE,
+    LUT, SOFTMAX, LAYER_NORM, QUANTIZE, DEQUANTIZE,
 )  # fmt: skip
 """Every tile compute op that becomes a command (copies become `npu.dma`s: the stream
 lowering's own, irc/stream/lowering.py)."""
@@ -346,6 +353,14 @@ ENTRIES: tuple[Entry, ...] = (
         "an SRAM tile of the output, stored once",
         check=check_resize,
         lower=lower_resize,
+    ),
+    Entry(
+        "resize",
+        (qnn.ResizeOp,),
+        "a linear resize on the vector unit: tiles of whole planes (the resized axes), "
+        "each output the Q10-weighted sum of its neighbours",
+        lower=lower_linear_resize,
+        commands=(RESIZE,),
     ),
     Entry(
         "slice", (nn.SliceOp,), "a box of the input, copied", check=check_slice, lower=lower_slices

@@ -716,6 +716,21 @@ class TransposeOp(tile.TransposeFields, _VectorCommand):
 
 
 @irdl_op_definition
+class ResizeOp(tile.ResizeFields, _VectorCommand):
+    """Linear resize of an SRAM tile along `axes`, which it holds whole (as
+    `tile.resize`).
+
+    On the vector unit: `ceil(last axis / lanes)` cycles per output row, times the
+    2^k neighbours each output reads.
+
+        npu.resize %in, %out {axes = [1, 2], scales = [2.0, 2.0]}
+            : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+    """
+
+    name = "npu.resize"
+
+
+@irdl_op_definition
 class LutOp(tile.LutFields, _VectorCommand):
     """Map an 8-bit tile through a 256-entry table (as `tile.lut`).
 
@@ -954,6 +969,7 @@ NPU = Dialect(
         AddFOp,
         MulFOp,
         TransposeOp,
+        ResizeOp,
         LutOp,
         SoftmaxOp,
         LayerNormOp,

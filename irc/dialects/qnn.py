@@ -50,8 +50,10 @@ from typing import ClassVar
 import numpy as np
 from xdsl.dialects.builtin import (
     I64,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    Float32Type,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -1005,6 +1007,81 @@ class PadOp(QNNOp):
         nn.PadOp.check(self, props)  # type: ignore[arg-type]  # same properties and operand
 
 
+RESIZE_MAX_AXES = 3
+"""A linear resize interpolates along at most three axes (its Q10 weights multiply to
+2^30, which keeps 16-bit values times the weights within int64)."""
+
+
+def resize_plan(op: ResizeOp) -> tuple[list[int], list[float], int]:
+    """The axes a `qnn.resize` interpolates (scale not 1), their scales, and the
+    fraction bits of its weights (`fixed_point.RESIZE_FRACTION_BITS`)."""
+    scales = op.props().floats("scales") or []
+    axes = [axis for axis, scale in enumerate(scales) if scale != 1.0]
+    element = per_tensor(op.input.type, "the input")
+    return (
+        axes,
+        [scales[axis] for axis in axes],
+        fixed_point.RESIZE_FRACTION_BITS[element.storage_bits.data],
+    )
+
+
+@irdl_op_definition
+class ResizeOp(QNNOp):
+    """Linear resize of a quantized tensor (`nn.resize` mode "linear"), in integers as
+    TFLite's integer bilinear resize.
+
+    Along each axis whose `scales` entry is not 1 (up to three), output index y reads
+    ONNX's source coordinate v of `coordinate_transformation_mode` (half_pixel,
+    pytorch_half_pixel, asymmetric, align_corners), computed in float64: the input
+    indices y0 = floor(v) and y0 + 1, clamped to the input, weigh 2^F - w and
+    w = round_half_even((v - y0) 2^F), F = 10 for 8-bit values (TFLite's Q10), 15 for
+    16-bit ones (`fixed_point.resize_coordinates`). The output is the sum of the 2^k
+    neighbours' stored values times the products of their weights, rounded half to
+    even by F k bits (`fixed_point.resize_linear`). The weights summing to one, the
+    zero point passes through: the result has the input's type.
+
+        %y = qnn.resize %x {scales = [1.0, 2.0, 2.0, 1.0]}
+               : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:3>>)
+               -> tensor<1x8x8x8x!quant.uniform<i8:f32, 0.05:3>>
+    """
+
+    name = "qnn.resize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    scales = prop_def(DenseArrayBase.constr(Float32Type))
+    mode = str_prop("linear")
+    coordinate_transformation_mode = str_prop("half_pixel")
+
+    def check(self, props: Props) -> None:
+        element = per_tensor(self.input.type, "the input")
+        if element.storage_bits.data > 16:
+            raise fail("the input must have 8- or 16-bit storage")
+        if self.result.type.get_element_type() != element:
+            raise fail("a resize keeps its input's type (requantize its result to change it)")
+        if props.str("mode") != "linear":
+            raise fail(f'\'mode\' must be "linear" (a nearest resize is nn.resize), got '
+                       f'"{props.str("mode")}"')  # fmt: skip
+        coordinates = props.str("coordinate_transformation_mode")
+        if coordinates not in fixed_point.LINEAR_RESIZE_MODES:
+            raise fail(
+                f"'coordinate_transformation_mode' must be one of "
+                f'{", ".join(fixed_point.LINEAR_RESIZE_MODES)}; got "{coordinates}"'
+            )
+        shape = tuple(tensor_type(self.input).get_shape())
+        result = tuple(tensor_type(self.result).get_shape())
+        scales = props.floats("scales") or []
+        if len(result) != len(shape) or len(scales) != len(shape):
+            raise fail(f"a resize keeps the rank {len(shape)}, with one scale per axis")
+        if any(not scale > 0 for scale in scales):
+            raise fail(f"'scales' must be positive, got {scales}")
+        resized = [axis for axis, scale in enumerate(scales) if scale != 1.0]
+        if not 1 <= len(resized) <= RESIZE_MAX_AXES:
+            raise fail(f"a linear resize scales 1 to {RESIZE_MAX_AXES} axes, got {len(resized)}")
+        for axis, (size, out) in enumerate(zip(shape, result)):
+            if axis not in resized and size != out:
+                raise fail(f"axis {axis} has scale 1 but {size} -> {out} elements")
+
+
 @irdl_op_definition
 class ConcatOp(QNNOp):
     """Concatenate along `axis`, requantizing inputs of another type to the result's.
@@ -1068,6 +1145,7 @@ QNN = Dialect(
         AveragePoolOp,
         GlobalAveragePoolOp,
         PadOp,
+        ResizeOp,
         ConcatOp,
     ],
     [],

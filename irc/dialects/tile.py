@@ -83,6 +83,7 @@ from irc.dialects.base import (
     print_entries,
     print_value,
     split_entries,
+    str_prop,
 )
 from irc.dialects.quant import quantized_element
 from irc.ir import fixed_point
@@ -1191,6 +1192,60 @@ class MulFOp(FloatBinaryFields):
     name = "tile.mulf"
 
 
+class ResizeFields(TileOp):
+    """The operands, properties and checks of `tile.resize`, which the `npu` command of
+    the same name shares: an 8- or 16-bit input and output of one element type and
+    rank, equal but along `axes`, which the tile holds whole; one scale per axis."""
+
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    axes = prop_def(ints_constraint())
+    scales = prop_def(DenseArrayBase.constr(Float32Type))
+    coordinate_transformation_mode = str_prop("half_pixel")
+
+    def check(self, props: Props) -> None:
+        element = element_of(self.input)
+        if element not in ACTIVATIONS or element_of(self.output) != element:
+            raise fail(
+                f"input and output must hold the same i8, ui8 or i16 type, got {element} and "
+                f"{element_of(self.output)}"
+            )
+        shape, out = shape_of(self.input), shape_of(self.output)
+        axes, scales = props.ints("axes") or [], props.floats("scales") or []
+        if len(out) != len(shape):
+            raise fail(f"the output {buffer(self.output)} must have the input's rank")
+        if not axes or len(set(axes)) != len(axes) or any(not 0 <= a < len(shape) for a in axes):
+            raise fail(f"'axes' must name distinct axes below the rank {len(shape)}, got {axes}")
+        if len(scales) != len(axes) or any(not scale > 0 for scale in scales):
+            raise fail(f"'scales' needs one positive scale per axis, got {scales}")
+        mode = props.str("coordinate_transformation_mode")
+        if mode not in fixed_point.LINEAR_RESIZE_MODES:
+            raise fail(
+                f"'coordinate_transformation_mode' must be one of "
+                f'{", ".join(fixed_point.LINEAR_RESIZE_MODES)}; got "{mode}"'
+            )
+        for axis, (size, length) in enumerate(zip(shape, out)):
+            if axis not in axes and size != length:
+                raise fail(
+                    f"axis {axis} is not resized but the output {buffer(self.output)} differs "
+                    f"there from the input {buffer(self.input)}"
+                )
+
+
+@irdl_op_definition
+class ResizeOp(ResizeFields):
+    """Linear resize of a tile along `axes`, which it holds whole, exactly as
+    `qnn.resize` (`fixed_point.resize_linear`: ONNX's source coordinates in the
+    coordinate mode, Q10 weights for 8-bit values and Q15 for 16-bit ones, the
+    weighted sum of the neighbours rounded half to even).
+
+        tile.resize %in, %out {axes = [1, 2], scales = [2.0, 2.0]}
+            : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+    """
+
+    name = "tile.resize"
+
+
 class TransposeFields(TileOp):
     """The operands, properties and checks of `tile.transpose`, which the `npu`
     command of the same name shares."""
@@ -1459,6 +1514,7 @@ TILE = Dialect(
         AddFOp,
         MulFOp,
         TransposeOp,
+        ResizeOp,
         LutOp,
         SoftmaxOp,
         LayerNormOp,

@@ -23,7 +23,7 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from irc.dialects import qnn
-from irc.dialects.base import channels_first_perm
+from irc.dialects.base import channels_first_perm, tensor_type
 from irc.dialects.quant import UniformQuantizedType, full_range, quantized_element
 from irc.interp import nn as nn_interp
 from irc.interp.quant import chunk_indices
@@ -247,6 +247,18 @@ class QNNFunctions(InterpreterFunctions):
     ) -> PythonValues:
         low, high = qnn.clamp_bounds(op)
         return (np.clip(args[0], low, high).astype(args[0].dtype),)
+
+    @impl(qnn.ResizeOp)
+    def run_resize(
+        self, interpreter: Interpreter, op: qnn.ResizeOp, args: PythonValues
+    ) -> PythonValues:
+        axes, scales, bits = qnn.resize_plan(op)
+        out_shape = tensor_type(op.result).get_shape()
+        mode = op.props().str("coordinate_transformation_mode") or "half_pixel"
+        resized = fixed_point.resize_linear(
+            args[0], axes, scales, mode, [out_shape[axis] for axis in axes], bits
+        )
+        return (resized.astype(_result_dtype(op)),)
 
     @impl(qnn.LutOp)
     def run_lut(self, interpreter: Interpreter, op: qnn.LutOp, args: PythonValues) -> PythonValues:

@@ -552,6 +552,25 @@ class TileFunctions(InterpreterFunctions):
         _store(output, result)
         return ()
 
+    @impl(tile.ResizeOp)
+    def run_resize(
+        self, interpreter: Interpreter, op: tile.ResizeOp, args: PythonValues
+    ) -> PythonValues:
+        source, output = args
+        props = op.props()
+        axes = props.ints("axes") or []
+        bits = fixed_point.RESIZE_FRACTION_BITS[source.dtype.itemsize * 8]
+        resized = fixed_point.resize_linear(
+            source,
+            axes,
+            props.floats("scales") or [],
+            props.str("coordinate_transformation_mode") or "half_pixel",
+            [output.shape[axis] for axis in axes],
+            bits,
+        )
+        _store(output, resized)
+        return ()
+
     @impl(tile.LutOp)
     def run_lut(self, interpreter: Interpreter, op: tile.LutOp, args: PythonValues) -> PythonValues:
         source, table, output = args

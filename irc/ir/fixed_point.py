@@ -296,6 +296,73 @@ def interpolated_lookup(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
+# Linear resize
+
+RESIZE_FRACTION_BITS = {8: 10, 16: 15}
+"""The fraction bits of a linear resize's weights, by the values' storage bits: Q10
+for 8-bit values (TFLite's integer bilinear), Q15 for 16-bit ones (their weights'
+rounding stays below half a step of a 16-bit value)."""
+
+LINEAR_RESIZE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
+"""The coordinate modes (ONNX's) of the integer linear resize."""
+
+
+def resize_coordinates(
+    mode: str, scale: float, in_size: int, out_size: int, bits: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per output index y along one axis: the two input indices (y0, y1) it reads and
+    the weight w of y1 in Q`bits` (y0's is 2^bits - w).
+
+    The source coordinate v is ONNX's transform of y in `mode` (half_pixel:
+    (y + 1/2) / scale - 1/2; asymmetric: y / scale; align_corners: y (in - 1) /
+    (out - 1)), in float64 from the float32 scale: +, -, * and / only, correctly
+    rounded on every CPU. y0 = floor(v), w = round_half_even((v - y0) 2^bits) (a
+    whole 2^bits moves to the next index), y1 = y0 + 1, both clamped to the input, so
+    that beyond its edges the edge value is read."""
+    y = np.arange(out_size, dtype=np.float64)
+    if mode == "align_corners":
+        v = y * ((in_size - 1) / (out_size - 1)) if out_size > 1 else np.zeros_like(y)
+    elif mode == "asymmetric":
+        v = y / scale
+    elif mode == "pytorch_half_pixel" and out_size == 1:
+        v = np.zeros_like(y)
+    else:
+        v = (y + 0.5) / scale - 0.5
+    low = np.floor(v)
+    weight = np.rint((v - low) * (1 << bits)).astype(np.int64)
+    low = low.astype(np.int64) + (weight >> bits)  # a weight of 2^bits: the next index
+    weight &= (1 << bits) - 1
+    return np.clip(low, 0, in_size - 1), np.clip(low + 1, 0, in_size - 1), weight
+
+
+def resize_linear(
+    values: np.ndarray,
+    axes: Sequence[int],
+    scales: Sequence[float],
+    mode: str,
+    out_sizes: Sequence[int],
+    bits: int,
+) -> np.ndarray:
+    """Linear resize of integers along `axes` by `scales` (float32 values) in
+    coordinate `mode`: each output is the sum of its 2^k neighbours' stored values
+    times the products of their weights (`resize_coordinates`, in Q`bits`, summing to
+    2^bits per axis), rounded half to even by `bits` per axis at the end; int64. The
+    weights summing to one, a zero point passes through: values are taken as stored."""
+    result = np.asarray(values).astype(np.int64)
+    one = 1 << bits
+    for axis, scale, size in zip(axes, scales, out_sizes, strict=True):
+        low, high, weight = resize_coordinates(mode, scale, result.shape[axis], size, bits)
+        shape = [1] * result.ndim
+        shape[axis] = size
+        result = np.take(result, low, axis=axis) * (one - weight).reshape(shape) + np.take(
+            result, high, axis=axis
+        ) * weight.reshape(shape)
+    if not axes:
+        return result
+    return _shift_half_to_even(result, np.asarray(bits * len(axes), dtype=np.int64))
+
+
+# --------------------------------------------------------------------------------------
 # Softmax
 
 SOFTMAX_ONE = (1 << 15) - 1

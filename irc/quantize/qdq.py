@@ -24,8 +24,9 @@ What each op becomes depends on its role (`ROLES`):
   an integer `qnn.softmax` (an exp table, an integer sum and reciprocal) or
   `qnn.layer_norm` (integer statistics, gamma and beta folded into its weights).
 - **shared** (max pooling, reshape, transpose, pad, slice, split, squeeze, unsqueeze,
-  flatten, resize nearest, depth_to_space, relu, clip, identity): the op moves or
-  selects values, so its results have the scale and zero point of its input.
+  flatten, resize, depth_to_space, relu, clip, identity): the op moves or selects
+  values, or (a linear resize) interpolates between them, so its results have the
+  scale and zero point of its input.
 - **concat**: its inputs and its result share one type, over the union of their ranges.
 
 Shared scales are found with a union-find over values: a shared op joins its results
@@ -70,6 +71,7 @@ from irc.dialects import nn, quant
 from irc.dialects.base import tensor_type
 from irc.dialects.quant import UniformQuantizedType
 from irc.interp.quant import dequantized_parts
+from irc.ir import fixed_point
 from irc.ir.constants import constant_array
 from irc.ir.placement import FLOAT_REASON_ATTR
 from irc.quantize import scheme
@@ -338,8 +340,12 @@ def _structural_problem(op: nn.NNOp, role: Role) -> str | None:
         for value in op.operands[1:]:
             if constant_array(value) is None:
                 return "its scale and bias are not constants with data"
-    if isinstance(op, nn.ResizeOp) and op.props().str("mode") != "nearest":
-        return f'resize mode "{op.props().str("mode")}" computes new values'
+    if isinstance(op, nn.ResizeOp):
+        mode, coordinates = op.props().str("mode"), op.props().str("coordinate_transformation_mode")
+        if mode == "cubic":
+            return 'resize mode "cubic" has no integer form (nearest and linear do)'
+        if mode == "linear" and coordinates not in fixed_point.LINEAR_RESIZE_MODES:
+            return f'a linear resize in "{coordinates}" coordinates has no integer form'
     numbers = op.operands[:1] if isinstance(op, nn.MaskedSoftmaxOp) else op.operands
     for value in [*numbers, *op.results]:
         if not _is_f32_tensor(value):

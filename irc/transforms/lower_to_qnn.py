@@ -853,6 +853,8 @@ def lower_data_movement(lowering: Lowering) -> list[SSAValue]:
     op, match = lowering.op, lowering.match
     if op.FLOAT_ONLY:
         raise NotLowerable(f"{op.name} computes on floats only")
+    if isinstance(op, nn.ResizeOp) and op.props().str("mode") == "linear":
+        return lower_linear_resize(lowering)
     if isinstance(op, nn.ResizeOp) and op.props().str("mode") != "nearest":
         raise NotLowerable(f'resize mode "{op.props().str("mode")}" computes new values')
     source = match.input(0)
@@ -865,6 +867,34 @@ def lower_data_movement(lowering: Lowering) -> list[SSAValue]:
         lowering.rescale(result, match.output_type(index))
         for index, result in enumerate(moved.results)
     ]
+
+
+def lower_linear_resize(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) -> nn.resize {mode = "linear"} -> qcast  =>  qnn.resize (+ requantize)
+    op, match = lowering.op, lowering.match
+    assert isinstance(op, nn.ResizeOp)
+    props = op.props()
+    mode = props.str("coordinate_transformation_mode") or "half_pixel"
+    if mode not in fixed_point.LINEAR_RESIZE_MODES:
+        raise NotLowerable(f'the integer linear resize has no coordinate mode "{mode}"')
+    scales = props.floats("scales") or []
+    resized_axes = sum(1 for scale in scales if scale != 1.0)
+    if not resized_axes:
+        return [lowering.rescale(match.input(0), match.output_type())]
+    if resized_axes > qnn.RESIZE_MAX_AXES:
+        raise NotLowerable(f"it resizes {resized_axes} axes: qnn.resize takes up to 3")
+    element = _per_tensor(match.element(0), "the input")
+    resize = qnn.ResizeOp.build(
+        [match.input(0)],
+        {
+            "scales": op.scales,
+            "mode": StringAttr("linear"),
+            "coordinate_transformation_mode": StringAttr(mode),
+        },
+        [_with_element(op.result.type, element)],
+    )
+    resized = lowering.add(resize).results[0]
+    return [lowering.rescale(resized, match.output_type())]
 
 
 def lower_identity(lowering: Lowering) -> list[SSAValue]:

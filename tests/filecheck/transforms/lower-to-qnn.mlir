@@ -363,3 +363,25 @@ func.func @reduce(%x: tensor<1x4x4x8xf32>) -> (tensor<1x1x1x8xf32>, tensor<1x8xf
   %t_dq = quant.dcast %t_q : tensor<1x1x4x1x!quant.uniform<i8:f32, 0.05:-2>> to tensor<1x1x4x1xf32>
   func.return %m_dq, %s_dq, %l_dq, %k_dq, %t_dq : tensor<1x1x1x8xf32>, tensor<1x8xf32>, tensor<1x4x4x1xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x1xf32>
 }
+
+// -----
+
+// A linear resize becomes qnn.resize on the quantized input, which keeps its type; a
+// result of another type is requantized. Cubic has no integer form.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK:         %[[R:.*]] = qnn.resize %x_q {coordinate_transformation_mode = "align_corners", scales = [1.0, 2.0, 2.0, 1.0]} : (tensor<1x2x2x4x!quant.uniform<i8:f32, 0.1:3>>) -> tensor<1x4x4x4x!quant.uniform<i8:f32, 0.1:3>>
+// CHECK-NEXT:    %{{.*}} = qnn.requantize %[[R]] {{.*}} -> tensor<1x4x4x4x!quant.uniform<i8:f32, 0.2:3>>
+// CHECK:         nn.resize %{{.*}} {mode = "cubic"
+// expected-remark @+1 {{lower-to-qnn: 1 ops lowered, 1 float}}
+func.func @resize_linear(%x: tensor<1x2x2x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %x_q = quant.qcast %x : tensor<1x2x2x4xf32> to tensor<1x2x2x4x!quant.uniform<i8:f32, 0.1:3>>
+  %x_dq = quant.dcast %x_q : tensor<1x2x2x4x!quant.uniform<i8:f32, 0.1:3>> to tensor<1x2x2x4xf32>
+  %r = nn.resize %x_dq {mode = "linear", coordinate_transformation_mode = "align_corners", scales = array<f32: 1.0, 2.0, 2.0, 1.0>} : (tensor<1x2x2x4xf32>) -> tensor<1x4x4x4xf32>
+  %r_q = quant.qcast %r : tensor<1x4x4x4xf32> to tensor<1x4x4x4x!quant.uniform<i8:f32, 0.2:3>>
+  %r_dq = quant.dcast %r_q : tensor<1x4x4x4x!quant.uniform<i8:f32, 0.2:3>> to tensor<1x4x4x4xf32>
+  // expected-note @+1 {{stays float: resize mode "cubic" computes new values}}
+  %c = nn.resize %x_dq {mode = "cubic", scales = array<f32: 1.0, 2.0, 2.0, 1.0>} : (tensor<1x2x2x4xf32>) -> tensor<1x4x4x4xf32>
+  %c_q = quant.qcast %c : tensor<1x4x4x4xf32> to tensor<1x4x4x4x!quant.uniform<i8:f32, 0.2:3>>
+  %c_dq = quant.dcast %c_q : tensor<1x4x4x4x!quant.uniform<i8:f32, 0.2:3>> to tensor<1x4x4x4xf32>
+  func.return %r_dq, %c_dq : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}

@@ -136,3 +136,24 @@ func.func @pool(%x: tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1
   %y = qnn.average_pool %x {kernel_shape = [56, 56], layout = "nhwc"} : (tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
   func.return %y : tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1>>
 }
+
+// -----
+
+// A linear resize: tiles of whole planes over the channels (the planner counts a
+// channel as its 6x6 input and 12x12 output plane), each loaded, resized by one
+// tile.resize and stored.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK:         %[[X:.*]] = tile.to_buffer %x {{.*}} to memref<1x6x6x32xi8, "ddr">
+// CHECK:         %[[Y:.*]] = tile.alloc {offset = 0} : memref<1x12x12x32xi8, "ddr">
+// CHECK:         %[[IN:.*]] = tile.alloc {{.*}} : memref<1x6x6x8xi8, "sram">
+// CHECK:         %[[OUT:.*]] = tile.alloc {{.*}} : memref<1x12x12x8xi8, "sram">
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[X]][{{.*}}] to %[[IN]][{{.*}}] sizes [1, 6, 6, 8]
+// CHECK-NEXT:      tile.resize %[[IN]], %[[OUT]] {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x6x6x8xi8, "sram">, memref<1x12x12x8xi8, "sram">
+// CHECK-NEXT:      tile.copy %[[OUT]][{{.*}}] to %[[Y]][{{.*}}] sizes [1, 12, 12, 8]
+// expected-remark @+2 {{plan-tiles: 0 layers}}
+// expected-remark @+1 {{lower-to-tile: 1 layers tiled (qnn.resize x1), 1 loop bodies}}
+func.func @resize_linear(%x: tensor<1x6x6x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x32x!quant.uniform<i8:f32, 0.1:-3>> {
+  %y = qnn.resize %x {scales = [1.0, 2.0, 2.0, 1.0]} : (tensor<1x6x6x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x32x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return %y : tensor<1x12x12x32x!quant.uniform<i8:f32, 0.1:-3>>
+}

@@ -212,3 +212,26 @@ func.func @rows() attributes {npu.sram_bytes = 4096} {
   npu.dequantize %y, %f {scale = 0.0078125 : f32, zero_point = -128} : memref<4x16xi8, "sram">, memref<4x16xf32, "sram">
   func.return
 }
+
+// A linear resize of whole planes, and the 16-bit forms: an interpolated lookup and a
+// conv into a wide accumulator with its i64 bias, requantized into int16.
+// CHECK-LABEL: func.func @resize_and_sixteen_bit
+func.func @resize_and_sixteen_bit() attributes {npu.sram_bytes = 8192, npu.sram_alignment = 64} {
+  %x = npu.view sram[0] : memref<1x2x2x8xi8, "sram">
+  %y = npu.view sram[64] : memref<1x4x4x8xi8, "sram">
+  // CHECK: npu.resize %x, %y {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  npu.resize %x, %y {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  %a = npu.view sram[256] : memref<64xi16, "sram">
+  %table = npu.view sram[384] : memref<513xi16, "sram">
+  // CHECK: npu.lut %a, %table, %a : memref<64xi16, "sram">, memref<513xi16, "sram">, memref<64xi16, "sram">
+  npu.lut %a, %table, %a : memref<64xi16, "sram">, memref<513xi16, "sram">, memref<64xi16, "sram">
+  %in = npu.view sram[1472] : memref<1x3x3x4xi16, "sram">
+  %w = npu.view sram[1600] : memref<8x3x3x4xi8, "sram">
+  %acc = npu.view sram[1920] : memref<1x1x1x8xi64, "sram">
+  %bias = npu.view sram[1984] : memref<8xi64, "sram">
+  %params = npu.view sram[2048] : memref<8x2xi32, "sram">
+  %out = npu.view sram[2112] : memref<1x1x1x8xi16, "sram">
+  // CHECK: npu.conv %in, %w, %acc bias %bias requantize %params into %out {clamp_min = 0} : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">, memref<8xi64, "sram">, memref<8x2xi32, "sram">, memref<1x1x1x8xi16, "sram">
+  npu.conv %in, %w, %acc bias %bias requantize %params into %out {clamp_min = 0} : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">, memref<8xi64, "sram">, memref<8x2xi32, "sram">, memref<1x1x1x8xi16, "sram">
+  func.return
+}

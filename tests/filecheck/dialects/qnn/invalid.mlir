@@ -601,3 +601,35 @@ func.func @concat_shape(%x: tensor<2x!quant.uniform<i8:f32, 0.1>>) {
   %z = qnn.concat %x, %x {axis = 0} : (tensor<2x!quant.uniform<i8:f32, 0.1>>, tensor<2x!quant.uniform<i8:f32, 0.1>>) -> tensor<5x!quant.uniform<i8:f32, 0.1>>
   func.return
 }
+
+// -----
+
+func.func @resize_type(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{a resize keeps its input's type (requantize its result to change it)}}
+  %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.2>>
+  func.return
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'coordinate_transformation_mode' must be one of half_pixel, pytorch_half_pixel, asymmetric, align_corners; got "tf_half_pixel_for_nn"}}
+  %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>, coordinate_transformation_mode = "tf_half_pixel_for_nn"} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @resize_nearest(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'mode' must be "linear" (a nearest resize is nn.resize), got "nearest"}}
+  %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>, mode = "nearest"} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @resize_unscaled_axis(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{axis 3 has scale 1 but 1 -> 2 elements}}
+  %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x2x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}

@@ -170,3 +170,12 @@ func.func @nn_on_quantized(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -
   %flat = nn.reshape %x : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>>
   func.return %flat : tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>>
 }
+
+// A linear resize keeps its input's type; the integers follow from the scales and
+// the coordinate mode (Q10 weights for 8-bit values).
+// CHECK-LABEL: func.func @resize
+func.func @resize(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<1x8x8x8x!quant.uniform<i8:f32, 0.05:3>> {
+  // CHECK-NEXT: %y = qnn.resize %x {coordinate_transformation_mode = "align_corners", scales = [1.0, 2.0, 2.0, 1.0]} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<1x8x8x8x!quant.uniform<i8:f32, 0.05:3>>
+  %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>, coordinate_transformation_mode = "align_corners"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<1x8x8x8x!quant.uniform<i8:f32, 0.05:3>>
+  func.return %y : tensor<1x8x8x8x!quant.uniform<i8:f32, 0.05:3>>
+}

@@ -492,3 +492,27 @@ func.func @layer_norm_multiplier(%x: memref<4x16xi8, "sram">, %p: memref<16x2xi3
   tile.layer_norm %x, %p, %x {multiplier = 5, shift = 15} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @resize_other_axis(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x4xi8, "sram">) {
+  // expected-error @+1 {{axis 3 is not resized but the output memref<1x8x8x4xi8, "sram"> differs there from the input memref<1x4x4x8xi8, "sram">}}
+  tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @resize_scales(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">) {
+  // expected-error @+1 {{'scales' needs one positive scale per axis, got [2.0]}}
+  tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0>} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @resize_types(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi16, "sram">) {
+  // expected-error @+1 {{input and output must hold the same i8, ui8 or i16 type, got i8 and i16}}
+  tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi16, "sram">
+  func.return
+}
