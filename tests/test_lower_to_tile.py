@@ -1448,10 +1448,10 @@ def test_a_nearest_resize_by_whole_factors_is_dma(coordinates: str, into_concat:
     assert re.search(r'to memref<1x5x2x6x2x8xi8, "ddr">', result.text)
 
 
-def test_a_nearest_resize_by_another_pattern_stays_on_tensors() -> None:
+def test_a_nearest_resize_by_another_pattern_is_a_gather_of_whole_planes() -> None:
     """Asymmetric coordinates rounded to nearest by 3 read rows 0, 0, 1, 1, 1, 2, ...
-    (round(o / 3)): not whole repeats, so not data movement irc does; it stays an op on
-    tensors with its reason."""
+    (round(o / 3)): not whole repeats, so not DMA alone; the vector unit gathers whole
+    planes (tile.resize in nearest mode), bit-exact."""
     rng = np.random.default_rng(30)
     shape = (1, 4, 4, 8)
     x_type = qtype(shape, 0.1, 2)
@@ -1462,11 +1462,13 @@ def test_a_nearest_resize_by_another_pattern_stays_on_tensors() -> None:
     )
     module = parse_module(program([("x", x_type)], body, [("y", u_type)]), make_context(), "t.mlir")
     resize = next(op for op in module.walk() if op.name == "nn.resize")
-    placement = place(resize, NPU_DEMO)
-    assert placement.device == CPU
-    assert any("by whole factors only" in reason for reason in placement.reasons)
+    assert place(resize, NPU_DEMO).device != CPU
     result = lower(program([("x", x_type)], body, [("y", u_type)]), [int8(rng, shape)], distinct=40)
-    assert result.stats.kept == {"nn.resize": 1}
+    assert result.stats.layers["nn.resize"] == 1 and not result.stats.kept
+    assert re.search(
+        r'tile\.resize %\S+, %\S+ \{axes = \[1, 2\], coordinate_transformation_mode = "asymmetric", mode = "nearest"',
+        result.text,
+    )
 
 
 @pytest.mark.parametrize(("float_op", "tiled"), [("nn.neg", False), ("nn.relu", True)])

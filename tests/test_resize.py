@@ -71,9 +71,9 @@ SHAPE = [1, 3, 6, 8]
 
 
 def resize_model(
-    mode: str, scales: tuple[float, float], shape: list[int] = SHAPE
+    mode: str, scales: tuple[float, float], shape: list[int] = SHAPE, kind: str = "linear"
 ) -> onnx.ModelProto:
-    """x -> conv 3x3 (so that the resize reads a computed value) -> Resize(linear) -> y."""
+    """x -> conv 3x3 (so that the resize reads a computed value) -> Resize(`kind`) -> y."""
     n, c, h, w = shape
     out = [n, 4, int(h * scales[0]), int(w * scales[1])]
     weight = np.random.default_rng(0).standard_normal((4, c, 3, 3)).astype(np.float32) * 0.3
@@ -83,7 +83,7 @@ def resize_model(
             "Resize",
             ["c", "", "scales"],
             ["y"],
-            mode="linear",
+            mode=kind,
             coordinate_transformation_mode=mode,
         ),
     ]
@@ -161,6 +161,22 @@ def test_a_linear_resize_runs_bit_exact_on_the_npu(
     axes = "axes = [1, 2]" if scales[1] != 1.0 else "axes = [1]"
     lines = [line for line in texts[0].splitlines() if "tile.resize" in line]
     assert lines and all(axes in line for line in lines), lines
+
+
+@pytest.mark.parametrize("scales", [(1.5, 0.5), (3.0, 3.0)], ids=["1.5x0.5", "3x"])
+def test_a_nearest_resize_of_another_pattern_is_a_gather_on_the_npu(
+    scales: tuple[float, float],
+) -> None:
+    """A nearest resize that does not repeat whole elements (asymmetric coordinates,
+    rounded: rows 0, 1, 1, 2, 3, 3, ... for 1.5x) gathers whole planes on the vector
+    unit: tile.resize in nearest mode, bit-exact."""
+    model = resize_model("asymmetric", scales, [1, 3, 12, 16], kind="nearest")
+    samples = [random_inputs(model, seed=seed) for seed in range(2)]
+    module = quantize_with_irc(model, samples)
+    texts: list[str] = []
+    stats = lower_and_compare(module, samples[0], NPU_DEMO, texts)
+    assert stats.layers["nn.resize"] == 1 and not stats.kept
+    assert 'mode = "nearest"' in texts[0]
 
 
 def test_the_target_decides_which_linear_resizes_the_npu_runs() -> None:

@@ -97,18 +97,18 @@ def repeats_of(op: nn.ResizeOp) -> list[int] | None:
 
 
 def check_resize(op: Operation) -> list[str]:
-    """A nearest resize that repeats each element a whole number of times per axis
-    (an upsampling by 2 in half_pixel or asymmetric coordinates, say)."""
+    """A nearest resize (of any pattern: one that repeats each element a whole number
+    of times per axis is DMA only, another a gather of whole planes); the linear ones
+    of quantized values are `qnn.resize`."""
     assert isinstance(op, nn.ResizeOp)
     mode = op.props().str("mode")
     if mode != "nearest":
-        return [f'{op.name} mode="{mode}": irc moves the data of nearest resizes only']
-    if repeats_of(op) is None:
         return [
-            f"{op.name} from {list(tensor_shape(op.input))} to {list(tensor_shape(op.result))} "
-            "reads its input in another pattern than whole repeats: irc copies nearest "
-            "resizes by whole factors only"
+            f'{op.name} mode="{mode}": irc resizes quantized values linearly (qnn.resize) '
+            "and any values nearest"
         ]
+    if op.props().str("coordinate_transformation_mode") == "tf_crop_and_resize":
+        return [f"{op.name} tf_crop_and_resize: irc resizes without regions of interest"]
     return []
 
 
@@ -173,7 +173,12 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     is contiguous where the input's rows are). A result that lives in a box of another
     buffer is written into a buffer of its own, then copied there."""
     factors = repeats_of(op)
-    assert factors is not None, "check_resize holds"
+    if factors is None:  # another pattern of indices: a gather of whole planes
+        scales = op.props().floats("scales") or []
+        in_shape, out_shape = tensor_shape(op.input), tensor_shape(op.result)
+        axes = [axis for axis, (a, b) in enumerate(zip(in_shape, out_shape)) if a != b]
+        _resize_planes(lowering, op, axes, [scales[axis] for axis in axes])
+        return
     view: list[int] = []
     repeated: list[int] = []
     for length, factor in zip(tensor_shape(op.input), factors):
@@ -216,16 +221,24 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
 
 
 def lower_linear_resize(lowering: FunctionLowering, op: qnn.ResizeOp) -> None:
-    """A linear resize on the vector unit: tiles over the axes it does not resize
-    (batch and channels), each holding the whole input and output along the resized
-    ones (the planner counts a tile's element as its planes), loaded, resized by one
-    `tile.resize` and stored."""
+    """A linear resize on the vector unit, in tiles of whole planes (`_resize_planes`)."""
     axes, scales, _ = qnn.resize_plan(op)
-    mode = op.props().str("coordinate_transformation_mode")
-    in_shape, out_shape = list(tensor_shape(op.input)), list(tensor_shape(op.result))
+    _resize_planes(lowering, op, axes, scales)
+
+
+def _resize_planes(
+    lowering: FunctionLowering, op: Operation, axes: list[int], scales: list[float]
+) -> None:
+    """A resize on the vector unit: tiles over the axes it does not resize (batch and
+    channels), each holding the whole input and output along the resized ones (the
+    planner counts a tile's element as its planes), loaded, resized by one
+    `tile.resize` (the op's mode and coordinate modes) and stored."""
+    props = op.props()  # type: ignore[attr-defined]
+    in_shape = list(tensor_shape(op.operands[0]))
+    out_shape = list(tensor_shape(op.results[0]))
     view = [1 if axis in axes else length for axis, length in enumerate(in_shape)]
-    element = buffer_element(op.input)
-    source, target = lowering.storage(op.input), lowering.storage(op.result)
+    element = buffer_element(op.operands[0])
+    source, target = lowering.storage(op.operands[0]), lowering.storage(op.results[0])
     layer = elementwise_layer(op.name, op.name, view, 1, element)
     layer = dataclasses.replace(
         layer,
@@ -234,6 +247,13 @@ def lower_linear_resize(lowering: FunctionLowering, op: qnn.ResizeOp) -> None:
     )
     tiled = Elementwise(lowering, lowering.plan(op, layer), view)
     b = tiled.builder
+    mode = props.str("mode") or "linear"
+    values = {
+        "axes": axes,
+        "mode": None if mode == "linear" else mode,
+        "coordinate_transformation_mode": props.str("coordinate_transformation_mode"),
+        "nearest_mode": props.str("nearest_mode") if mode == "nearest" else None,
+    }
 
     def body(bounds: Bounds) -> None:
         box, origins = tiled.box(bounds), tiled.origins(bounds)
@@ -244,9 +264,7 @@ def lower_linear_resize(lowering: FunctionLowering, op: qnn.ResizeOp) -> None:
         buffer = b.sram("input", [whole for whole, _ in planes], element)
         b.load(source, origins, buffer)
         out = b.sram("output", [resized for _, resized in planes], element)
-        resize = create(
-            tile.ResizeOp, [buffer, out], axes=axes, coordinate_transformation_mode=mode
-        )
+        resize = create(tile.ResizeOp, [buffer, out], **values)
         resize.properties["scales"] = DenseArrayBase.from_list(f32, scales)
         b.em.add(resize)
         b.store(out, target, origins)

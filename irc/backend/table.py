@@ -79,11 +79,15 @@ CLAMP = CommandSpec(tile.ClampOp, npu.ClampOp, "vector", lambda op: ([op.input],
 TRANSPOSE = CommandSpec(
     tile.TransposeOp, npu.TransposeOp, "vector", lambda op: ([op.input], [op.output], 1)
 )
-RESIZE = CommandSpec(  # each output reads its 2^k neighbours
+RESIZE = CommandSpec(  # a linear output reads its 2^k neighbours, a nearest one 1
     tile.ResizeOp,
     npu.ResizeOp,
     "vector",
-    lambda op: ([op.input], [op.output], 2 ** len(op.props().ints("axes") or [])),
+    lambda op: (
+        [op.input],
+        [op.output],
+        2 ** len(op.props().ints("axes") or []) if op.props().str("mode") == "linear" else 1,
+    ),
 )
 LUT = CommandSpec(
     tile.LutOp, npu.LutOp, "vector", lambda op: ([op.input, op.table], [op.output], 1)
@@ -349,10 +353,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "resize",
         (nn.ResizeOp,),
-        "a nearest resize by whole factors: each input box loaded once per repeat into "
-        "an SRAM tile of the output, stored once",
+        "a nearest resize: by whole factors each input box loaded once per repeat into an "
+        "SRAM tile of the output (DMA only); another one a gather of whole planes",
         check=check_resize,
         lower=lower_resize,
+        commands=(RESIZE,),
     ),
     Entry(
         "resize",

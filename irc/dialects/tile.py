@@ -1192,22 +1192,36 @@ class MulFOp(FloatBinaryFields):
     name = "tile.mulf"
 
 
+RESIZE_MODES = ("linear", "nearest")
+"""The modes of `tile.resize`."""
+
+
 class ResizeFields(TileOp):
     """The operands, properties and checks of `tile.resize`, which the `npu` command of
-    the same name shares: an 8- or 16-bit input and output of one element type and
-    rank, equal but along `axes`, which the tile holds whole; one scale per axis."""
+    the same name shares: an input and output of one element type (8- or 16-bit
+    integers for a linear resize, any for a nearest one) and rank, equal but along
+    `axes`, which the tile holds whole; one scale per axis."""
 
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
     axes = prop_def(ints_constraint())
     scales = prop_def(DenseArrayBase.constr(Float32Type))
+    mode = str_prop("linear")
     coordinate_transformation_mode = str_prop("half_pixel")
+    nearest_mode = str_prop("round_prefer_floor")
 
     def check(self, props: Props) -> None:
+        from irc.dialects.nn import RESIZE_COORDINATE_MODES, RESIZE_NEAREST_MODES
+
+        mode = props.str("mode")
+        if mode not in RESIZE_MODES:
+            raise fail(f'\'mode\' must be "linear" or "nearest", got "{mode}"')
         element = element_of(self.input)
-        if element not in ACTIVATIONS or element_of(self.output) != element:
+        allowed = ACTIVATIONS if mode == "linear" else ELEMENT_TYPES
+        if element not in allowed or element_of(self.output) != element:
+            what = "i8, ui8 or i16" if mode == "linear" else "element"
             raise fail(
-                f"input and output must hold the same i8, ui8 or i16 type, got {element} and "
+                f"input and output must hold the same {what} type, got {element} and "
                 f"{element_of(self.output)}"
             )
         shape, out = shape_of(self.input), shape_of(self.output)
@@ -1218,11 +1232,18 @@ class ResizeFields(TileOp):
             raise fail(f"'axes' must name distinct axes below the rank {len(shape)}, got {axes}")
         if len(scales) != len(axes) or any(not scale > 0 for scale in scales):
             raise fail(f"'scales' needs one positive scale per axis, got {scales}")
-        mode = props.str("coordinate_transformation_mode")
-        if mode not in fixed_point.LINEAR_RESIZE_MODES:
+        coordinates = props.str("coordinate_transformation_mode")
+        modes = fixed_point.LINEAR_RESIZE_MODES if mode == "linear" else RESIZE_COORDINATE_MODES
+        if coordinates not in modes or coordinates == "tf_crop_and_resize":
+            listed = ", ".join(m for m in modes if m != "tf_crop_and_resize")
             raise fail(
-                f"'coordinate_transformation_mode' must be one of "
-                f'{", ".join(fixed_point.LINEAR_RESIZE_MODES)}; got "{mode}"'
+                f"'coordinate_transformation_mode' of a {mode} resize must be one of "
+                f'{listed}; got "{coordinates}"'
+            )
+        if mode == "nearest" and props.str("nearest_mode") not in RESIZE_NEAREST_MODES:
+            raise fail(
+                f"'nearest_mode' must be one of {', '.join(RESIZE_NEAREST_MODES)}; got "
+                f'"{props.str("nearest_mode")}"'
             )
         for axis, (size, length) in enumerate(zip(shape, out)):
             if axis not in axes and size != length:
@@ -1234,13 +1255,16 @@ class ResizeFields(TileOp):
 
 @irdl_op_definition
 class ResizeOp(ResizeFields):
-    """Linear resize of a tile along `axes`, which it holds whole, exactly as
-    `qnn.resize` (`fixed_point.resize_linear`: ONNX's source coordinates in the
-    coordinate mode, Q10 weights for 8-bit values and Q15 for 16-bit ones, the
-    weighted sum of the neighbours rounded half to even).
+    """Resize a tile along `axes`, which it holds whole. Linear: exactly `qnn.resize`
+    (`fixed_point.resize_linear`: ONNX's source coordinates in the coordinate mode, Q10
+    weights for 8-bit values and Q15 for 16-bit ones, the weighted sum of the
+    neighbours rounded half to even). Nearest: each output reads the input index of
+    ONNX's nearest resize (`nearest_mode`), as `nn.resize` computes it: a gather.
 
         tile.resize %in, %out {axes = [1, 2], scales = [2.0, 2.0]}
             : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+        tile.resize %in, %out {axes = [1, 2], mode = "nearest", scales = [1.5, 0.5]}
+            : memref<1x4x4x8xi8, "sram">, memref<1x6x2x8xi8, "sram">
     """
 
     name = "tile.resize"

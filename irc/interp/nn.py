@@ -465,6 +465,14 @@ def _interpolate_axis(
     return result
 
 
+def nearest_axis_indices(
+    out_length: int, in_length: int, scale: float, coordinate_mode: str, nearest_mode: str
+) -> np.ndarray:
+    """The input index each output position of one axis of a nearest resize reads."""
+    source = _source_coordinates(out_length, in_length, scale, coordinate_mode)
+    return _nearest_indices(source, nearest_mode, in_length)
+
+
 def nearest_indices(op: nn.ResizeOp) -> list[np.ndarray] | None:
     """The input index each output position of each axis reads, for a nearest resize
     (None for the other modes): what `resize` computes, for backends that move the
@@ -481,8 +489,10 @@ def nearest_indices(op: nn.ResizeOp) -> list[np.ndarray] | None:
         if in_length == out_length and scale == 1:
             indices.append(np.arange(in_length))
             continue
-        source = _source_coordinates(out_length, in_length, scale, coordinate_mode)
-        indices.append(_nearest_indices(source, props.str("nearest_mode") or "", in_length))
+        nearest_mode = props.str("nearest_mode") or ""
+        indices.append(
+            nearest_axis_indices(out_length, in_length, scale, coordinate_mode, nearest_mode)
+        )
     return indices
 
 

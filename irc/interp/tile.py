@@ -559,6 +559,19 @@ class TileFunctions(InterpreterFunctions):
         source, output = args
         props = op.props()
         axes = props.ints("axes") or []
+        if props.str("mode") == "nearest":
+            gathered = source
+            for axis, scale in zip(axes, props.floats("scales") or []):
+                indices = nn_interp.nearest_axis_indices(
+                    output.shape[axis],
+                    source.shape[axis],
+                    scale,
+                    props.str("coordinate_transformation_mode") or "half_pixel",
+                    props.str("nearest_mode") or "round_prefer_floor",
+                )
+                gathered = np.take(gathered, indices, axis=axis)
+            output[...] = gathered
+            return ()
         bits = fixed_point.RESIZE_FRACTION_BITS[source.dtype.itemsize * 8]
         resized = fixed_point.resize_linear(
             source,

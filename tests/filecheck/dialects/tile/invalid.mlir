@@ -516,3 +516,19 @@ func.func @resize_types(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi16, 
   tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi16, "sram">
   func.return
 }
+
+// -----
+
+func.func @resize_linear_floats(%x: memref<1x4x4x8xf32, "sram">, %y: memref<1x8x8x8xf32, "sram">) {
+  // expected-error @+1 {{input and output must hold the same i8, ui8 or i16 type, got f32 and f32}}
+  tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>} : memref<1x4x4x8xf32, "sram">, memref<1x8x8x8xf32, "sram">
+  func.return
+}
+
+// -----
+
+func.func @resize_nearest_mode(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">) {
+  // expected-error @+1 {{'nearest_mode' must be one of}}
+  tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>, mode = "nearest", nearest_mode = "closest"} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+  func.return
+}

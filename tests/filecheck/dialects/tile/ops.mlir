@@ -151,10 +151,13 @@ func.func @sixteen_bit(%x: memref<1x3x3x4xi16, "sram">, %w: memref<8x3x3x4xi8, "
 
 // A linear resize of whole planes (rows and columns of NHWC tiles).
 // CHECK-LABEL: func.func @resize
-func.func @resize(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">, %x16: memref<1x4x4x8xi16, "sram">, %y16: memref<1x8x4x8xi16, "sram">) {
+func.func @resize(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">, %x16: memref<1x4x4x8xi16, "sram">, %y16: memref<1x8x4x8xi16, "sram">, %f: memref<1x4x4x8xf32, "sram">, %g: memref<1x6x2x8xf32, "sram">) {
   // CHECK-NEXT: tile.resize %x, %y {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
   tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
   // CHECK-NEXT: tile.resize %x16, %y16 {axes = [1], coordinate_transformation_mode = "align_corners", scales = [2.0]} : memref<1x4x4x8xi16, "sram">, memref<1x8x4x8xi16, "sram">
   tile.resize %x16, %y16 {axes = [1], scales = array<f32: 2.0>, coordinate_transformation_mode = "align_corners"} : memref<1x4x4x8xi16, "sram">, memref<1x8x4x8xi16, "sram">
+  // A nearest resize gathers, of any element type.
+  // CHECK-NEXT: tile.resize %f, %g {axes = [1, 2], coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = [1.5, 0.5]} : memref<1x4x4x8xf32, "sram">, memref<1x6x2x8xf32, "sram">
+  tile.resize %f, %g {axes = [1, 2], scales = array<f32: 1.5, 0.5>, mode = "nearest", nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"} : memref<1x4x4x8xf32, "sram">, memref<1x6x2x8xf32, "sram">
   func.return
 }
