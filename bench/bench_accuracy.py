@@ -11,8 +11,8 @@ scikit-learn's digits; the same 450 test images and 100 calibration images):
 2. int8: `graph-opt`, calibrated (min-max) on the 100 calibration images, `quantize`,
    `lower-to-qnn`: the integer module in irc's interpreter;
 3. int16: the same with `quantize{activations=int16}`: 16-bit activations, 8-bit
-   weights; the GELU a 16-bit interpolated table (ops without a 16-bit integer form,
-   the transformer's softmax and layer norms, stay float between 16-bit casts);
+   weights; the GELU a 16-bit interpolated table, the softmax in 16-bit integers
+   (the layer norms, without a 16-bit integer form, stay float between 16-bit casts);
 4. package: `compile_model` for `--target` (int8, calibrated on the same images), every
    test image run by `irc.runtime.Session` on the simulator;
 5. the compile's layer-wise error report: the three layers of lowest SQNR.

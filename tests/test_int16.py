@@ -199,6 +199,10 @@ OPS: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
         lambda: _model([helper.make_node("Gelu", ["x"], ["y"])], [("x", SHAPE)], {}, opset=20),
         "qnn.lut",
     ),
+    "softmax": (
+        lambda: _model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], [("x", SHAPE)], {}),
+        "qnn.softmax",
+    ),
     "max_pool": (
         lambda: _model(
             [
@@ -211,6 +215,12 @@ OPS: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
         "qnn.max_pool",
     ),
 }
+
+
+STEPS = {"softmax": 2}
+"""Ops that round twice: the 16-bit softmax's probability is rounded in Q15 and again
+to the output's scale (1 / 32767), its exps interpolated: within 2 steps (measured:
+99.77% within 1, none beyond 2)."""
 
 
 def _quantized(model: onnx.ModelProto, config: QuantizeConfig) -> tuple[ModuleOp, ModuleOp]:
@@ -258,8 +268,9 @@ def test_a_16_bit_op_computes_in_integers_what_its_qdq_form_computes(name: str) 
         (theirs,) = run_function(qdq, inputs).values()
         differences.append(np.abs(np.rint((ours - theirs) / scale)).reshape(-1))
     difference = np.concatenate(differences)
-    within = float(np.mean(difference <= 1))
-    assert within >= 0.999, f"{within:.4%} within one step, max {difference.max()}"
+    steps = STEPS.get(name, 1)
+    within = float(np.mean(difference <= steps))
+    assert within >= 0.999, f"{within:.4%} within {steps} step(s), max {difference.max()}"
 
 
 def test_int16_names_makes_one_layer_16_bit_and_its_neighbours_16x8() -> None:

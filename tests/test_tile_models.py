@@ -196,6 +196,32 @@ def test_16_bit_lookup_tables_run_bit_exact_on_the_npu() -> None:
     assert texts[0].count('memref<513xi16, "sram">, memref<') == 3
 
 
+def test_a_16_bit_softmax_runs_bit_exact_on_the_npu() -> None:
+    """Attention scores of a matmul in int16 normalized by the 16-bit softmax: its exps
+    interpolated in a 513-entry table, on the vector unit, bit-exact."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(4)
+    weight = numpy_helper.from_array(rng.standard_normal((8, 16)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["a"]),
+            helper.make_node("Softmax", ["a"], ["y"], axis=-1),
+        ],
+        "scores",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 12, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 12, 16])],
+        [weight],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    samples = [random_inputs(model, seed=seed) for seed in range(3)]
+    module = quantize_with_irc(model, samples, activations="int16")
+    texts: list[str] = []
+    stats = lower_and_compare(module, samples[0], INT16_TARGET, texts)
+    assert stats.layers["qnn.softmax"] == 1 and not stats.kept
+    assert 'memref<513xi16, "sram">, memref<1x12x16xi16, "sram">' in texts[0]
+
+
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])
 def test_light_models_with_a_small_sram_split_into_many_tiles(
     name: str, k_split: bool, tmp_path: Path

@@ -52,9 +52,6 @@ MAX_POOLS = (qnn.MaxPoolOp, nn.MaxPoolOp)
 FLOAT32_LOWEST = float(np.finfo(np.float32).min)
 """The padding of a float max pool: never larger than a value in the window."""
 
-LUT_ENTRIES = 256
-"""The entries of an 8-bit table, one per value: a softmax's exp table."""
-
 
 # --------------------------------------------------------------------------------------
 # Pooling
@@ -206,7 +203,7 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
     if isinstance(op, qnn.LutOp):
         table_bytes = len(op.props().ints("table") or []) * element_bytes(op.results[0].type)
     elif isinstance(op, qnn.SoftmaxOp):
-        table_bytes = 2 * LUT_ENTRIES  # i16 exps
+        table_bytes = 2 * len(op.props().ints("table") or [])  # i16 exps
     elif isinstance(op, qnn.RequantizeOp) and not per_channel:
         table_bytes = REQUANT_PAIR_BYTES
     return Layer(

@@ -769,12 +769,19 @@ def check_mask(value: SSAValue, shape: Sequence[int]) -> None:
         raise fail(f"the mask of shape {list(mask_shape)} must broadcast to {list(shape)}")
 
 
-def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
+def _check_rows(op: QNNOp, props: Props, longest: int, sixteen: bool = False) -> tuple[int, ...]:
     """The checks `qnn.softmax` and `qnn.layer_norm` share: 8-bit per-tensor input and
-    result of one shape, a last axis of 1 to `longest` entries, a valid multiplier;
-    the shape."""
-    eight_bit(per_tensor(op.operands[0].type, "the input"), "the input")
-    eight_bit(per_tensor(op.results[0].type, "the result"), "the result")
+    result (or, with `sixteen`, both symmetric i16) of one shape, a last axis of 1 to
+    `longest` entries, a valid multiplier; the shape."""
+    input_element = per_tensor(op.operands[0].type, "the input")
+    output = per_tensor(op.results[0].type, "the result")
+    if sixteen and 16 in (input_element.storage_bits.data, output.storage_bits.data):
+        for element, what in ((input_element, "the input"), (output, "the result")):
+            if element.storage_type != i16 or zero_point(element) != 0:
+                raise fail(f"a 16-bit {op.name} takes and gives symmetric i16; {what} is {element}")
+    else:
+        eight_bit(input_element, "the input")
+        eight_bit(output, "the result")
     shape = tuple(tensor_type(op.operands[0]).get_shape())
     check_result_shape(op, shape)
     if not shape or not 1 <= shape[-1] <= longest:
@@ -787,14 +794,17 @@ def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
 
 @irdl_op_definition
 class SoftmaxOp(QNNOp):
-    """Softmax of 8-bit values over the last axis, in integers (TFLite/CMSIS-NN style).
+    """Softmax of 8-bit (or symmetric 16-bit) values over the last axis, in integers
+    (TFLite/CMSIS-NN style).
 
     Per row: d = max(x) - x; e = table[d], exp(-s_in * d) in Q15; the integer sum S;
     the reciprocal R = floor(2^(n + 15) / S) with n = bit_length(S); the probability
     p = (e * R + 2^(n - 1)) >> n in Q15; out = requantize(p, multiplier, shift) with
     the result's zero point (irc/ir/fixed_point.py's `softmax`, which documents the
     ranges). `irc.quantize.scheme.softmax_parameters` computes `table` (256 entries in
-    [0, 32767], the first 32767) and the multiplier of 2^-15 / s_out.
+    [0, 32767], the first 32767) and the multiplier of 2^-15 / s_out. For 16-bit values
+    d spans 0..65535 and e is interpolated in a 513-entry table, an entry every 128
+    steps (`fixed_point.interpolated_lookup`).
 
     An optional `mask` (an i8 tensor of 0 and 1 that broadcasts to the input, from
     `nn.masked_softmax`) leaves the elements where it is 1 out: they take no part in
@@ -818,12 +828,14 @@ class SoftmaxOp(QNNOp):
     shift = prop_def(IntegerAttr.constr(type=I64))
 
     def check(self, props: Props) -> None:
-        shape = _check_rows(self, props, 65536)
+        shape = _check_rows(self, props, 65536, sixteen=True)
         if self.mask is not None:
             check_mask(self.mask, shape)
         table = props.ints("table") or []
-        if len(table) != 256:
-            raise fail(f"the table has {len(table)} entries, expected 256")
+        bits = per_tensor(self.input.type, "the input").storage_bits.data
+        entries = fixed_point.LUT16_ENTRIES if bits == 16 else 256
+        if len(table) != entries:
+            raise fail(f"the table has {len(table)} entries, expected {entries}")
         if table[0] != fixed_point.SOFTMAX_ONE:
             raise fail(f"table entry #0 (exp(0)) is {table[0]}, expected {fixed_point.SOFTMAX_ONE}")
         for index, entry in enumerate(table):

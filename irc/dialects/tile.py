@@ -1377,9 +1377,13 @@ class SoftmaxFields(TileOp):
     output_zero_point = int_prop(0)
 
     def check(self, props: Props) -> None:
-        _check_row_op(self, props)
-        if shape_of(self.table) != (256,) or element_of(self.table) != i16:
-            raise fail(f"the table must be 256 i16 entries, got {buffer(self.table)}")
+        _check_row_op(self, props, sixteen=True)
+        entries = fixed_point.LUT16_ENTRIES if element_of(self.input) == i16 else 256
+        if shape_of(self.table) != (entries,) or element_of(self.table) != i16:
+            raise fail(
+                f"the table of {element_of(self.input)} values must be {entries} i16 entries, "
+                f"got {buffer(self.table)}"
+            )
         if self.mask is not None:
             mask, rows = shape_of(self.mask), shape_of(self.input)
             if (
@@ -1447,14 +1451,14 @@ class LayerNormOp(LayerNormFields):
     name = "tile.layer_norm"
 
 
-def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
+def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props, sixteen: bool = False) -> None:
     """The checks `tile.softmax` and `tile.layer_norm` share: 8-bit input and output
-    of one shape, a valid output multiplier and zero point."""
-    if element_of(op.input) not in EIGHT_BIT or element_of(op.output) not in EIGHT_BIT:
-        raise fail(
-            f"the input and output must hold i8 or ui8, got {element_of(op.input)} "
-            f"and {element_of(op.output)}"
-        )
+    (or, with `sixteen`, both i16) of one shape, a valid output multiplier and zero
+    point."""
+    elements = (element_of(op.input), element_of(op.output))
+    if not (all(e in EIGHT_BIT for e in elements) or (sixteen and elements == (i16, i16))):
+        allowed = "i8 or ui8, or both i16" if sixteen else "i8 or ui8"
+        raise fail(f"the input and output must hold {allowed}, got {elements[0]} and {elements[1]}")
     if shape_of(op.output) != shape_of(op.input):
         raise fail(f"the output {buffer(op.output)} differs in shape from {buffer(op.input)}")
     multiplier, shift = props.int("multiplier"), props.int("shift")

@@ -383,13 +383,16 @@ def softmax(
     clamp_max: int,
     mask: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The integer softmax of 8-bit values over the last axis, as int64.
+    """The integer softmax of 8- or 16-bit values over the last axis, as int64.
 
     In the style of TFLite's and CMSIS-NN's int8 softmax (exp through a table, an
     integer sum and reciprocal), each row of the last axis:
 
         d = max(x) - x                      the distance from the row's maximum, 0..255
         e = table[d]                        exp(-s_in * d) in Q15, 0..32767 (int16)
+                                            (16-bit values: d in 0..65535, e interpolated
+                                            in a 513-entry table, `interpolated_lookup`
+                                            of d - 2^15)
         S = sum(e)                          int32 (at most 65536 entries a row)
         n = bit_length(S)                   S in [2^(n-1), 2^n)
         R = floor(2^(n + 15) / S)           the reciprocal, R in (2^15, 2^16]
@@ -416,8 +419,11 @@ def softmax(
         peak = np.where(
             masked.all(axis=-1, keepdims=True), values.max(axis=-1, keepdims=True), peak
         )
-    distance = np.clip(peak - values, 0, entries.size - 1)
-    exps = entries[distance]
+    if entries.size == LUT16_ENTRIES:  # 16-bit values: e interpolated, every 128 steps
+        distance = np.clip(peak - values, 0, (1 << 16) - 1)
+        exps = interpolated_lookup(distance - (1 << 15), entries)
+    else:
+        exps = entries[np.clip(peak - values, 0, entries.size - 1)]
     if masked is not None:
         exps = np.where(masked, 0, exps)
     total = exps.sum(axis=-1, keepdims=True)

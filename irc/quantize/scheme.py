@@ -268,6 +268,16 @@ def build_lut16(
     low, high = output_element.storage_range
     values = np.clip(values, low - 1.0, high + 1.0)  # infinities, before rounding
     samples, midpoints = values[:LUT16_ENTRIES], values[LUT16_ENTRIES:]
+    return _midpoint_corrected(samples, midpoints, low, high)
+
+
+def _midpoint_corrected(
+    samples: np.ndarray, midpoints: np.ndarray, low: int, high: int
+) -> np.ndarray:
+    """The entries of an interpolated table from the function's exact values at the
+    steps' starts (`samples`, one more than the steps) and midpoints: each sample
+    rounded, less half the interpolation's rounded error at its step's midpoint
+    (TFLite's bias), clamped to [low, high]; int64."""
     sampled = np.rint(samples)
     interpolated = np.rint((samples[1:] + sampled[:-1]) / 2)
     bias = np.rint((interpolated - np.rint(midpoints)) / 2)
@@ -286,10 +296,29 @@ def softmax_parameters(
     probability to the output's scale."""
     import math
 
-    from irc.ir.fixed_point import SOFTMAX_FRACTION_BITS, SOFTMAX_ONE
+    from irc.ir.fixed_point import (
+        LUT16_ENTRIES,
+        LUT16_STEP_BITS,
+        SOFTMAX_FRACTION_BITS,
+        SOFTMAX_ONE,
+    )
 
     scale = float(input_element.scale_values[0])
-    table = [round(SOFTMAX_ONE * math.exp(-scale * distance)) for distance in range(256)]
+    if input_element.storage_bits.data == 16:
+        # 16-bit values: an entry every 128 steps of d, each (but the first, exp(0))
+        # less half the error of the interpolation at its step's midpoint (as
+        # `build_lut16`).
+        step = 1 << LUT16_STEP_BITS
+        samples = np.array(
+            [SOFTMAX_ONE * math.exp(-scale * step * index) for index in range(LUT16_ENTRIES)]
+        )
+        midpoints = np.array(
+            [SOFTMAX_ONE * math.exp(-scale * step * (index + 0.5)) for index in range(512)]
+        )
+        table = [int(entry) for entry in _midpoint_corrected(samples, midpoints, 0, SOFTMAX_ONE)]
+        table[0] = SOFTMAX_ONE  # the row's maximum: exp(0), exactly
+    else:
+        table = [round(SOFTMAX_ONE * math.exp(-scale * distance)) for distance in range(256)]
     real = 2.0**-SOFTMAX_FRACTION_BITS / float(output_element.scale_values[0])
     multiplier, shift = quantize_multiplier(real)
     return {"table": table, "multiplier": multiplier, "shift": shift}

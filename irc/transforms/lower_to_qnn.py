@@ -776,8 +776,11 @@ def lower_softmax(lowering: Lowering) -> list[SSAValue]:
         raise NotLowerable("the integer softmax normalizes the last axis")
     input_element = _per_tensor(match.element(0), "the input")
     output = _per_tensor(match.output_element(), "the result")
-    if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
-        raise NotLowerable("the integer softmax maps 8-bit values")
+    bits = {input_element.storage_bits.data, output.storage_bits.data}
+    if bits not in ({8}, {16}):
+        raise NotLowerable("the integer softmax maps 8-bit values to 8-bit ones, or 16 to 16")
+    if bits == {16} and (input_element.zero_point_values[0] or output.zero_point_values[0]):
+        raise NotLowerable("the 16-bit integer softmax maps symmetric int16 values")
     properties = scheme.softmax_parameters(input_element, output)
     softmax = qnn.SoftmaxOp.build(
         operands,

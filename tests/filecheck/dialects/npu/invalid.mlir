@@ -710,7 +710,7 @@ func.func @signal_without_token() {
 func.func @softmax_table() attributes {npu.sram_bytes = 4096} {
   %x = npu.view sram[0] : memref<4x16xi8, "sram">
   %t = npu.view sram[64] : memref<128xi16, "sram">
-  // expected-error @+1 {{the table must be 256 i16 entries, got memref<128xi16, "sram">}}
+  // expected-error @+1 {{the table of i8 values must be 256 i16 entries, got memref<128xi16, "sram">}}
   npu.softmax %x, %t, %x {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<128xi16, "sram">, memref<4x16xi8, "sram">
   func.return
 }

@@ -456,7 +456,7 @@ func.func @alloc_alternate() {
 // -----
 
 func.func @softmax_table(%x: memref<4x16xi8, "sram">, %t: memref<256xi8, "sram">) {
-  // expected-error @+1 {{the table must be 256 i16 entries, got memref<256xi8, "sram">}}
+  // expected-error @+1 {{the table of i8 values must be 256 i16 entries, got memref<256xi8, "sram">}}
   tile.softmax %x, %t, %x {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<256xi8, "sram">, memref<4x16xi8, "sram">
   func.return
 }
@@ -530,5 +530,13 @@ func.func @resize_linear_floats(%x: memref<1x4x4x8xf32, "sram">, %y: memref<1x8x
 func.func @resize_nearest_mode(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">) {
   // expected-error @+1 {{'nearest_mode' must be one of}}
   tile.resize %x, %y {axes = [1, 2], scales = array<f32: 2.0, 2.0>, mode = "nearest", nearest_mode = "closest"} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @softmax_16_bit_table(%a: memref<4x8xi16, "sram">, %t: memref<256xi16, "sram">) {
+  // expected-error @+1 {{the table of i16 values must be 513 i16 entries, got memref<256xi16, "sram">}}
+  tile.softmax %a, %t, %a {multiplier = 2147418114, shift = 0} : memref<4x8xi16, "sram">, memref<256xi16, "sram">, memref<4x8xi16, "sram">
   func.return
 }
