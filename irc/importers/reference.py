@@ -25,7 +25,7 @@ ONNXRUNTIME_MIN_OPSET = 7
 
 LARGE_MODEL_BYTES = 64 * 2**20
 """A model proto above this size reaches onnxruntime through a file with its weights
-as external data (see `_session_source`), not as one serialized string."""
+as external data (see `session_source`), not as one serialized string."""
 
 
 def run_onnxruntime(
@@ -71,7 +71,7 @@ def run_onnxruntime(
         ),
     )
     try:
-        with _session_source(model) as source:
+        with session_source(model) as source:
             session = onnxruntime.InferenceSession(
                 source, sess_options=options, providers=["CPUExecutionProvider"]
             )
@@ -91,7 +91,7 @@ def run_onnxruntime(
 
 
 @contextmanager
-def _session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
+def session_source(model: onnx.ModelProto | Path) -> Iterator[str | bytes]:
     """What onnxruntime's session is made from: the path of a model file, the bytes
     of a small proto, or for a proto above LARGE_MODEL_BYTES a temporary file whose
     large initializers are external data, written from the proto without another
