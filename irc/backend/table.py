@@ -363,7 +363,7 @@ ENTRIES: tuple[Entry, ...] = (
         "resize",
         (qnn.ResizeOp,),
         "a linear resize on the vector unit: tiles of whole planes (the resized axes), "
-        "each output the Q10-weighted sum of its neighbours",
+        "each output the weighted sum of its neighbours (Q10 weights, Q15 for 16 bits)",
         lower=lower_linear_resize,
         commands=(RESIZE,),
     ),

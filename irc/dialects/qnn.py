@@ -122,6 +122,15 @@ def per_tensor(value_type: Attribute, what: str) -> UniformQuantizedType:
     return element
 
 
+def check_symmetric_sixteen(
+    op_name: str, input_element: UniformQuantizedType, output: UniformQuantizedType
+) -> None:
+    """A 16-bit form of `op_name` (a table, a softmax) takes and gives symmetric i16."""
+    for element, what in ((input_element, "the input"), (output, "the result")):
+        if element.storage_type != i16 or zero_point(element) != 0:
+            raise fail(f"a 16-bit {op_name} takes and gives symmetric i16; {what} is {element}")
+
+
 def eight_bit(element: UniformQuantizedType, what: str) -> UniformQuantizedType:
     """`element`, which must have 8-bit storage (i8 or u8)."""
     if element.storage_bits.data != 8:
@@ -735,12 +744,7 @@ class LutOp(QNNOp):
         input_element = per_tensor(self.input.type, "the input")
         output = per_tensor(self.result.type, "the result")
         if input_element.storage_bits.data == 16 or output.storage_bits.data == 16:
-            for element, what in ((input_element, "the input"), (output, "the result")):
-                if element.storage_type != i16 or zero_point(element) != 0:
-                    raise fail(
-                        f"a 16-bit table maps symmetric i16 values to symmetric i16 values; "
-                        f"{what} is {element}"
-                    )
+            check_symmetric_sixteen(self.name, input_element, output)
             size = fixed_point.LUT16_ENTRIES
         else:
             eight_bit(input_element, "the input")
@@ -776,9 +780,7 @@ def _check_rows(op: QNNOp, props: Props, longest: int, sixteen: bool = False) ->
     input_element = per_tensor(op.operands[0].type, "the input")
     output = per_tensor(op.results[0].type, "the result")
     if sixteen and 16 in (input_element.storage_bits.data, output.storage_bits.data):
-        for element, what in ((input_element, "the input"), (output, "the result")):
-            if element.storage_type != i16 or zero_point(element) != 0:
-                raise fail(f"a 16-bit {op.name} takes and gives symmetric i16; {what} is {element}")
+        check_symmetric_sixteen(op.name, input_element, output)
     else:
         eight_bit(input_element, "the input")
         eight_bit(output, "the result")
@@ -1020,8 +1022,8 @@ class PadOp(QNNOp):
 
 
 RESIZE_MAX_AXES = 3
-"""A linear resize interpolates along at most three axes (its Q10 weights multiply to
-2^30, which keeps 16-bit values times the weights within int64)."""
+"""A linear resize interpolates along at most three axes (its weights multiply to 2^30
+in Q10 for 8-bit values, 2^45 in Q15 for 16-bit ones: the sums stay within int64)."""
 
 
 def resize_plan(op: ResizeOp) -> tuple[list[int], list[float], int]:

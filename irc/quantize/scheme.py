@@ -313,7 +313,10 @@ def softmax_parameters(
             [SOFTMAX_ONE * math.exp(-scale * step * index) for index in range(LUT16_ENTRIES)]
         )
         midpoints = np.array(
-            [SOFTMAX_ONE * math.exp(-scale * step * (index + 0.5)) for index in range(512)]
+            [
+                SOFTMAX_ONE * math.exp(-scale * step * (index + 0.5))
+                for index in range(LUT16_ENTRIES - 1)
+            ]
         )
         table = [int(entry) for entry in _midpoint_corrected(samples, midpoints, 0, SOFTMAX_ONE)]
         table[0] = SOFTMAX_ONE  # the row's maximum: exp(0), exactly

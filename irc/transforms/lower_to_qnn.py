@@ -882,7 +882,8 @@ def lower_linear_resize(lowering: Lowering) -> list[SSAValue]:
         raise NotLowerable(f'the integer linear resize has no coordinate mode "{mode}"')
     scales = props.floats("scales") or []
     resized_axes = sum(1 for scale in scales if scale != 1.0)
-    if not resized_axes:
+    if not resized_axes or tensor_type(op.input).get_shape() == tensor_type(op.result).get_shape():
+        # As nn.resize (and onnxruntime): an unchanged shape returns the input.
         return [lowering.rescale(match.input(0), match.output_type())]
     if resized_axes > qnn.RESIZE_MAX_AXES:
         raise NotLowerable(f"it resizes {resized_axes} axes: qnn.resize takes up to 3")

@@ -421,7 +421,7 @@ func.func @lut_16_bit_short_table(%x: tensor<4x!quant.uniform<i16:f32, 0.1>>) {
 // -----
 
 func.func @lut_16_bit_asymmetric(%x: tensor<4x!quant.uniform<i16:f32, 0.1:5>>) {
-  // expected-error @+1 {{a 16-bit table maps symmetric i16 values to symmetric i16 values; the input is}}
+  // expected-error @+1 {{a 16-bit qnn.lut takes and gives symmetric i16; the input is}}
   %y = qnn.lut %x {function = "sigmoid", table = [1, 2, 3]} : tensor<4x!quant.uniform<i16:f32, 0.1:5>>
   func.return
 }
@@ -429,7 +429,7 @@ func.func @lut_16_bit_asymmetric(%x: tensor<4x!quant.uniform<i16:f32, 0.1:5>>) {
 // -----
 
 func.func @lut_8_to_16_bit(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
-  // expected-error @+1 {{a 16-bit table maps symmetric i16 values to symmetric i16 values; the input is}}
+  // expected-error @+1 {{a 16-bit qnn.lut takes and gives symmetric i16; the input is}}
   %y = qnn.lut %x {function = "sigmoid", table = [1, 2, 3]} : (tensor<4x!quant.uniform<i8:f32, 0.1>>) -> tensor<4x!quant.uniform<i16:f32, 0.1>>
   func.return
 }
