@@ -714,3 +714,13 @@ func.func @softmax_table() attributes {npu.sram_bytes = 4096} {
   npu.softmax %x, %t, %x {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<128xi16, "sram">, memref<4x16xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @resize_axes() attributes {npu.sram_bytes = 4096} {
+  %x = npu.view sram[0] : memref<1x2x2x8xi8, "sram">
+  %y = npu.view sram[64] : memref<1x4x4x8xi8, "sram">
+  // expected-error @+1 {{'axes' must name distinct axes below the rank 4, got [1, 1]}}
+  npu.resize %x, %y {axes = [1, 1], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  func.return
+}
