@@ -203,6 +203,18 @@ OPS: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
         lambda: _model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], [("x", SHAPE)], {}),
         "qnn.softmax",
     ),
+    "layer_norm": (
+        lambda: _model(
+            [
+                helper.make_node(
+                    "LayerNormalization", ["x", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5
+                )
+            ],
+            [("x", SHAPE)],
+            {"gamma": 1.0 + _weights(6), "beta": _weights(6)},
+        ),
+        "qnn.layer_norm",
+    ),
     "max_pool": (
         lambda: _model(
             [

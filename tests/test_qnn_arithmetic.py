@@ -513,24 +513,37 @@ def test_softmax_table_is_the_same_on_every_cpu() -> None:
 # The integer layer normalization
 
 
-def layer_norm_reference(row: list[int], zero_point: int, parameters: dict) -> list[int]:
+def layer_norm_reference(
+    row: list[int], zero_point: int, parameters: dict, bits: int = 8
+) -> list[int]:
     """fixed_point.layer_norm of one row, step by step in Python ints (its docstring)."""
     from math import isqrt
 
+    fraction = fixed_point.LAYER_NORM_FRACTION_BITS[bits]
     centred = [value - zero_point for value in row]
     count, first = len(row), sum(centred)
     second = sum(c * c for c in centred)
     spread = count * second - first * first + parameters["epsilon_term"]
-    root = isqrt(spread << 16)
+    root_bits = min(8, (62 - spread.bit_length()) // 2)
+    root = isqrt(spread << (2 * root_bits))
+    assert spread << (2 * root_bits) < 1 << 62
     out = []
     for c, weight, bias in zip(centred, parameters["weights"], parameters["biases"]):
         d = count * c - first
         if root == 0:
             z = 0
         else:
-            magnitude = (2 * (abs(d) << 19) + root) // (2 * root)
+            magnitude = (2 * (abs(d) << (fraction + root_bits)) + root) // (2 * root)
             z = magnitude if d >= 0 else -magnitude
-        out.append(exact_multiply(z * weight + bias, parameters["multiplier"], parameters["shift"]))
+        if bits == 8:
+            out.append(
+                exact_multiply(z * weight + bias, parameters["multiplier"], parameters["shift"])
+            )
+        else:  # the wide accumulator: the 16-bit multiplier, half to even
+            assert abs(z * weight + bias) < 1 << 47
+            reduced = fixed_point.reduced_multiplier(parameters["multiplier"])
+            value = Fraction((z * weight + bias) * reduced, 2 ** (15 + parameters["shift"]))
+            out.append(round(value))  # Fraction rounds half to even
     return out
 
 
@@ -543,18 +556,22 @@ def _layer_norm_case(length: int, input_scale: float, output_scale: float, epsil
     return input_element, gamma, beta, parameters
 
 
-def _run_layer_norm(stored: np.ndarray, parameters: dict) -> np.ndarray:
+def _run_layer_norm(stored: np.ndarray, parameters: dict, bits: int = 8) -> np.ndarray:
+    """fixed_point.layer_norm with the cases' zero points: 3 and -2 for 8-bit values, 0
+    for 16-bit ones (symmetric)."""
+    zero_points, (low, high) = ((3, -2), (-128, 127)) if bits == 8 else ((0, 0), (-32768, 32767))
     return fixed_point.layer_norm(
         stored,
-        3,
+        zero_points[0],
         parameters["epsilon_term"],
         np.array(parameters["weights"]),
         np.array(parameters["biases"]),
         parameters["multiplier"],
         parameters["shift"],
-        -2,
-        -128,
-        127,
+        zero_points[1],
+        low,
+        high,
+        bits=bits,
     )
 
 
@@ -594,6 +611,52 @@ def test_layer_norm_is_within_one_step_of_the_float_layer_norm(
     difference = np.abs(got - expected)
     assert difference.max() <= 1
     assert np.mean(difference == 0) >= 0.97
+
+
+def _layer_norm16_case(length: int, output_scale: float) -> tuple[UniformQuantizedType, dict]:
+    rng = np.random.default_rng(length)
+    input_element = UniformQuantizedType.make(1 / 32767, bits=16)
+    output_element = UniformQuantizedType.make(output_scale, bits=16)
+    gamma, beta = rng.uniform(0.3, 2.5, length), rng.uniform(-0.5, 0.5, length)
+    parameters = scheme.layer_norm_parameters(input_element, output_element, gamma, beta, 1e-5)
+    return input_element, parameters
+
+
+@pytest.mark.parametrize("length", [1, 7, 300, fixed_point.LAYER_NORM_MAX_AXIS])
+def test_a_16_bit_layer_norm_is_its_documented_integer_steps(length: int) -> None:
+    """16-bit values (Q18, the wide accumulator) against Python ints, with the rows
+    whose spread needs fewer root bits: the longest row of the two extremes, whose
+    t is near 2^60."""
+    _, parameters = _layer_norm16_case(length, 6 / 32767)
+    assert max(abs(w) for w in parameters["weights"]) < 1 << 20
+    rows = RNG.integers(-32768, 32768, (3, length))
+    rows[0] = 9  # only epsilon keeps the spread above 0
+    rows[1, ::2], rows[1, 1::2] = -32768, 32767
+    got = _run_layer_norm(rows, parameters, bits=16)
+    for row, values in zip(rows.tolist(), got.tolist()):
+        expected = layer_norm_reference(row, 0, parameters, bits=16)
+        assert values == [min(32767, max(-32768, value)) for value in expected]
+
+
+@pytest.mark.parametrize(("length", "output_scale"), [(6, 4 / 32767), (768, 5 / 32767)])
+def test_a_16_bit_layer_norm_is_within_one_step_of_the_float_layer_norm(
+    length: int, output_scale: float
+) -> None:
+    input_element, parameters = _layer_norm16_case(length, output_scale)
+    rng = np.random.default_rng(7)
+    stored = rng.integers(-32768, 32768, (2000 // length + 2, length))
+    stored[0] //= 1000  # a row of small spread: the square root's fraction bits matter
+    got = _run_layer_norm(stored, parameters, bits=16)
+    real = stored * float(input_element.scale_values[0])
+    normalized = (real - real.mean(axis=-1, keepdims=True)) / np.sqrt(
+        real.var(axis=-1, keepdims=True) + 1e-5
+    )
+    rng = np.random.default_rng(length)
+    gamma, beta = rng.uniform(0.3, 2.5, length), rng.uniform(-0.5, 0.5, length)
+    expected = np.clip(np.rint((normalized * gamma + beta) / output_scale), -32768, 32767)
+    difference = np.abs(got - expected)
+    assert difference.max() <= 1
+    assert np.mean(difference == 0) >= 0.85
 
 
 def test_integer_sqrt_is_exact_where_float64_rounds() -> None:

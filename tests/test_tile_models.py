@@ -222,6 +222,39 @@ def test_a_16_bit_softmax_runs_bit_exact_on_the_npu() -> None:
     assert 'memref<513xi16, "sram">, memref<1x12x16xi16, "sram">' in texts[0]
 
 
+def test_a_16_bit_layer_norm_runs_bit_exact_on_the_npu() -> None:
+    """A projection in int16 normalized by the 16-bit layer norm (integer statistics,
+    Q18 values, i64 weight and bias pairs) on the vector unit, then projected again:
+    bit-exact at the tile level and in the simulator."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    arrays = {
+        "w1": rng.standard_normal((8, 24)),
+        "gamma": 1.0 + 0.3 * rng.standard_normal(24),
+        "beta": 0.2 * rng.standard_normal(24),
+        "w2": rng.standard_normal((24, 8)),
+    }
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["a"]),
+            helper.make_node("LayerNormalization", ["a", "gamma", "beta"], ["n"], axis=-1),
+            helper.make_node("MatMul", ["n", "w2"], ["y"]),
+        ],
+        "norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 12, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 12, 8])],
+        [numpy_helper.from_array(a.astype(np.float32), name) for name, a in arrays.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    samples = [random_inputs(model, seed=seed) for seed in range(3)]
+    module = quantize_with_irc(model, samples, activations="int16")
+    texts: list[str] = []
+    stats = lower_and_compare(module, samples[0], INT16_TARGET, texts)
+    assert stats.layers["qnn.layer_norm"] == 1 and not stats.kept
+    assert 'memref<1x12x24xi16, "sram">, memref<24x2xi64, "sram">' in texts[0]
+
+
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])
 def test_light_models_with_a_small_sram_split_into_many_tiles(
     name: str, k_split: bool, tmp_path: Path

@@ -308,8 +308,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "layer_norm",
         (qnn.LayerNormOp,),
-        "int8 layer normalization of whole rows of the last axis: integer sums, an "
-        "integer square root, gamma and beta as per-channel weights, four passes",
+        "int8 (or int16) layer normalization of whole rows of the last axis: integer "
+        "sums, an integer square root, gamma and beta as per-channel weights, four passes",
         layer=elementwise_op_layer,
         lower=lower_layer_norm,
         in_place=True,

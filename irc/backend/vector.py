@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import f32, i16, i32
+from xdsl.dialects.builtin import f32, i16, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.backend.mac import channels_last, float_activation, mixed_types
@@ -189,8 +189,9 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
 
 def elementwise_op_layer(op: Operation, name: str) -> Layer:
     """An elementwise op as a 1x1 window on the vector unit over its inputs; its
-    constants in SRAM are a lookup table, or the (multiplier, shift) pairs of a
-    requantize (one per channel along the last axis, else one)."""
+    constants in SRAM are a lookup table, the (multiplier, shift) pairs of a
+    requantize (one per channel along the last axis, else one) or the (weight, bias)
+    pairs of a layer norm (of i64 for 16-bit values)."""
     result = list(tensor_shape(op.results[0])) or [1]
     channels = result[-1]
     rows = math.prod(result[:-1])
@@ -199,6 +200,7 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
         isinstance(op, qnn.RequantizeOp)
         and (props.int("axis") is not None and len(props.ints("multiplier") or []) > 1)
     )
+    wide_params = isinstance(op, qnn.LayerNormOp) and element_bytes(op.operands[0].type) == 2
     table_bytes = 0
     if isinstance(op, qnn.LutOp):
         table_bytes = len(op.props().ints("table") or []) * element_bytes(op.results[0].type)
@@ -220,7 +222,9 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
         channels,
         groups=channels,
         inputs=len(op.operands),
-        channel_parameter_bytes=REQUANT_PAIR_BYTES if per_channel else 0,
+        channel_parameter_bytes=(
+            (2 * REQUANT_PAIR_BYTES if wide_params else REQUANT_PAIR_BYTES) if per_channel else 0
+        ),
         table_bytes=table_bytes,
         in_bytes=element_bytes(op.operands[0].type),
         out_bytes=element_bytes(op.results[0].type),
@@ -266,8 +270,8 @@ def lower_elementwise(
     """The loop nest of an elementwise op: each output box, its operands' boxes (an
     operand that broadcasts has a size of 1 where its shape does), `emit` computing
     the output tile; a lookup `table` (of the output's element type, or
-    `table_element`) or requantization `params` are loaded once (or per channel tile,
-    for per-channel parameters)."""
+    `table_element`) or requantization `params` (i32 pairs, or i64 ones from an int64
+    array) are loaded once (or per channel tile, for per-channel parameters)."""
     result = op.results[0]
     shape = list(tensor_shape(result)) or [1]
     inputs = list(op.operands)
@@ -285,8 +289,9 @@ def lower_elementwise(
     if table is not None:
         buffer = lowering.constant_buffer(table, table_type)
         table_storage = Storage(buffer, (0,), (table.size,))
+    params_type = i64 if params is not None and params.dtype == np.int64 else i32
     if params is not None:
-        buffer = lowering.constant_buffer(params, i32)
+        buffer = lowering.constant_buffer(params, params_type)
         params_storage = Storage(buffer, (0, 0), tuple(params.shape))
     tiled = Elementwise(lowering, plan, shape)
     b, em = tiled.builder, tiled.builder.em
@@ -301,11 +306,11 @@ def lower_elementwise(
     def load_params(bounds: Bounds) -> None:
         assert params_storage is not None
         if params_storage.shape[0] == 1:
-            buffer = b.sram("parameters", [1, 2], i32)
+            buffer = b.sram("parameters", [1, 2], params_type)
             b.load(params_storage, [0, 0], buffer)
         else:
             channel = bounds[tiled.names[-1]]
-            buffer = b.sram("parameters", [channel.size, 2], i32)
+            buffer = b.sram("parameters", [channel.size, 2], params_type)
             b.load(params_storage, [em.affine([(channel, 1)]), 0], buffer)
         state["params"] = buffer
 
@@ -516,11 +521,13 @@ def lower_softmax(lowering: FunctionLowering, op: Operation) -> None:
 
 
 def lower_layer_norm(lowering: FunctionLowering, op: Operation) -> None:
-    """A layer norm: its (weight, bias) pairs loaded into SRAM, then every tile of
-    whole rows normalized."""
+    """A layer norm: its (weight, bias) pairs loaded into SRAM (i32, or i64 for 16-bit
+    values), then every tile of whole rows normalized."""
     props = op.props()  # type: ignore[attr-defined]
+    wide = buffer_element(op.operands[0]) == i16
+    dtype = np.int64 if wide else np.int32
     params = np.stack(
-        [np.asarray(props.ints("weights"), np.int32), np.asarray(props.ints("biases"), np.int32)],
+        [np.asarray(props.ints("weights"), dtype), np.asarray(props.ints("biases"), dtype)],
         axis=1,
     )
     lower_elementwise(lowering, op, emit_layer_norm, params=params)

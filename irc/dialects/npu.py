@@ -757,8 +757,8 @@ class SoftmaxOp(tile.SoftmaxFields, _VectorCommand):
 
 @irdl_op_definition
 class LayerNormOp(tile.LayerNormFields, _VectorCommand):
-    """Layer normalization over the last axis of an 8-bit SRAM buffer (as
-    `tile.layer_norm`).
+    """Layer normalization over the last axis of an 8-bit (or i16) SRAM buffer (as
+    `tile.layer_norm`; i64 (weight, bias) pairs for i16 values).
 
     On the vector unit: four passes of `ceil(channels / lanes)` cycles per row (the
     sum and the sum of squares; the normalized values; the weights, biases and

@@ -125,7 +125,7 @@ def per_tensor(value_type: Attribute, what: str) -> UniformQuantizedType:
 def check_symmetric_sixteen(
     op_name: str, input_element: UniformQuantizedType, output: UniformQuantizedType
 ) -> None:
-    """A 16-bit form of `op_name` (a table, a softmax) takes and gives symmetric i16."""
+    """A 16-bit form of `op_name` (a table, a softmax, a layer norm) takes and gives symmetric i16."""
     for element, what in ((input_element, "the input"), (output, "the result")):
         if element.storage_type != i16 or zero_point(element) != 0:
             raise fail(f"a 16-bit {op_name} takes and gives symmetric i16; {what} is {element}")
@@ -773,13 +773,13 @@ def check_mask(value: SSAValue, shape: Sequence[int]) -> None:
         raise fail(f"the mask of shape {list(mask_shape)} must broadcast to {list(shape)}")
 
 
-def _check_rows(op: QNNOp, props: Props, longest: int, sixteen: bool = False) -> tuple[int, ...]:
+def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
     """The checks `qnn.softmax` and `qnn.layer_norm` share: 8-bit per-tensor input and
-    result (or, with `sixteen`, both symmetric i16) of one shape, a last axis of 1 to
-    `longest` entries, a valid multiplier; the shape."""
+    result (or both symmetric i16) of one shape, a last axis of 1 to `longest` entries,
+    a valid multiplier; the shape."""
     input_element = per_tensor(op.operands[0].type, "the input")
     output = per_tensor(op.results[0].type, "the result")
-    if sixteen and 16 in (input_element.storage_bits.data, output.storage_bits.data):
+    if 16 in (input_element.storage_bits.data, output.storage_bits.data):
         check_symmetric_sixteen(op.name, input_element, output)
     else:
         eight_bit(input_element, "the input")
@@ -830,7 +830,7 @@ class SoftmaxOp(QNNOp):
     shift = prop_def(IntegerAttr.constr(type=I64))
 
     def check(self, props: Props) -> None:
-        shape = _check_rows(self, props, 65536, sixteen=True)
+        shape = _check_rows(self, props, 65536)
         if self.mask is not None:
             check_mask(self.mask, shape)
         table = props.ints("table") or []
@@ -849,15 +849,18 @@ class SoftmaxOp(QNNOp):
 
 @irdl_op_definition
 class LayerNormOp(QNNOp):
-    """Layer normalization of 8-bit values over the last axis, with integer statistics.
+    """Layer normalization of 8-bit (or symmetric 16-bit) values over the last axis,
+    with integer statistics.
 
     Per row of n values: the centred values c = x - z_x, their integer sum and sum of
     squares, n * (c - mean) and n^2 * var plus `epsilon_term` (round(n^2 * eps /
-    s_x^2)), an integer square root, the normalized values in Q11, then per channel
-    j `acc = z * weights[j] + biases[j]` requantized by (`multiplier`, `shift`) to the
-    result (irc/ir/fixed_point.py's `layer_norm`, which documents every step and
-    bound). `irc.quantize.scheme.layer_norm_parameters` computes the properties from
-    gamma, beta and epsilon: weights gamma * 2^Q, biases beta * 2^(11 + Q).
+    s_x^2)), an integer square root, the normalized values in Q11 (Q18 for 16-bit
+    values), then per channel j `acc = z * weights[j] + biases[j]` requantized by
+    (`multiplier`, `shift`) to the result (irc/ir/fixed_point.py's `layer_norm`, which
+    documents every step and bound). `irc.quantize.scheme.layer_norm_parameters`
+    computes the properties from gamma, beta and epsilon: weights gamma * 2^Q, biases
+    beta * 2^(F + Q); below 2^11 and 2^29 in magnitude for 8-bit values, 2^20 and 2^44
+    for 16-bit ones, whose accumulator is wide (48 bits).
 
         %y = qnn.layer_norm %x {epsilon_term = 4, weights = [1024, ...], biases = [209715, ...], multiplier = 2137224968, shift = 15}
                : (tensor<1x16x32x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<1x16x32x!quant.uniform<i8:f32, 0.0157:-2>>
@@ -880,11 +883,15 @@ class LayerNormOp(QNNOp):
                 f"there must be one weight and one bias per channel ({shape[-1]}), got "
                 f"{len(weights)} and {len(biases)}"
             )
-        weight_bound = 1 << fixed_point.LAYER_NORM_WEIGHT_BITS
+        bits = per_tensor(self.input.type, "the input").storage_bits.data
+        weight_bound = 1 << fixed_point.LAYER_NORM_WEIGHT_BITS[bits]
         if any(abs(w) >= weight_bound for w in weights):
-            raise fail(f"the weights must be below {weight_bound} in magnitude")
-        if any(abs(b) >= 1 << 29 for b in biases):
-            raise fail(f"the biases must be below {1 << 29} in magnitude")
+            raise fail(
+                f"the weights of {bits}-bit values must be below {weight_bound} in magnitude"
+            )
+        bias_bound = 1 << fixed_point.LAYER_NORM_BIAS_BITS[bits]
+        if any(abs(b) >= bias_bound for b in biases):
+            raise fail(f"the biases of {bits}-bit values must be below {bias_bound} in magnitude")
         epsilon_term = props.int("epsilon_term")
         if epsilon_term is None or not 0 <= epsilon_term <= 1 << 46:
             raise fail(f"epsilon_term {epsilon_term} is outside [0, 2^46]")

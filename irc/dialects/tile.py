@@ -1377,7 +1377,7 @@ class SoftmaxFields(TileOp):
     output_zero_point = int_prop(0)
 
     def check(self, props: Props) -> None:
-        _check_row_op(self, props, sixteen=True)
+        _check_row_op(self, props)
         entries = fixed_point.LUT16_ENTRIES if element_of(self.input) == i16 else 256
         if shape_of(self.table) != (entries,) or element_of(self.table) != i16:
             raise fail(
@@ -1413,8 +1413,9 @@ class SoftmaxOp(SoftmaxFields):
 
 class LayerNormFields(TileOp):
     """The operands, properties and checks of `tile.layer_norm`, which the `npu`
-    command of the same name shares: an 8-bit input and output of one shape, whose
-    last axis the tile holds whole, and [C, 2] i32 (weight, bias) per channel."""
+    command of the same name shares: an 8-bit input and output of one shape (or both
+    i16), whose last axis the tile holds whole, and [C, 2] (weight, bias) per channel,
+    i32 (i64 for 16-bit values: a wide bias)."""
 
     input = operand_def(MemRefType)
     params = operand_def(MemRefType)
@@ -1429,20 +1430,23 @@ class LayerNormFields(TileOp):
         _check_row_op(self, props)
         shape = shape_of(self.input)
         channels = shape[-1] if shape else 1
-        if shape_of(self.params) != (channels, 2) or element_of(self.params) != i32:
+        wide = i64 if element_of(self.input) == i16 else i32
+        if shape_of(self.params) != (channels, 2) or element_of(self.params) != wide:
             raise fail(
-                f"the parameters must be [{channels}, 2] i32 (weight, bias), got "
-                f"{buffer(self.params)}"
+                f"the parameters of {element_of(self.input)} values must be [{channels}, 2] "
+                f"{wide} (weight, bias), got {buffer(self.params)}"
             )
         check_in_range(props, "input_zero_point", element_of(self.input))
+        if wide == i64 and props.int("input_zero_point"):
+            raise fail("the input of an i16 layer norm is symmetric: its zero point must be 0")
 
 
 @irdl_op_definition
 class LayerNormOp(LayerNormFields):
-    """Layer normalization over the last axis of an 8-bit tile holding whole rows, as
-    `qnn.layer_norm` (irc/ir/fixed_point.py's `layer_norm`: integer statistics, the
-    normalized values in Q11, then per channel `z * weight + bias` requantized by
-    (`multiplier`, `shift`) to `output_zero_point`).
+    """Layer normalization over the last axis of an 8-bit (or i16) tile holding whole
+    rows, as `qnn.layer_norm` (irc/ir/fixed_point.py's `layer_norm`: integer
+    statistics, the normalized values in Q11 (Q18 for i16), then per channel
+    `z * weight + bias` requantized by (`multiplier`, `shift`) to `output_zero_point`).
 
         tile.layer_norm %in, %params, %out {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2}
             : memref<16x32xi8, "sram">, memref<32x2xi32, "sram">, memref<16x32xi8, "sram">
@@ -1451,14 +1455,15 @@ class LayerNormOp(LayerNormFields):
     name = "tile.layer_norm"
 
 
-def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props, sixteen: bool = False) -> None:
+def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
     """The checks `tile.softmax` and `tile.layer_norm` share: 8-bit input and output
-    (or, with `sixteen`, both i16) of one shape, a valid output multiplier and zero
-    point."""
+    (or both i16) of one shape, a valid output multiplier and zero point."""
     elements = (element_of(op.input), element_of(op.output))
-    if not (all(e in EIGHT_BIT for e in elements) or (sixteen and elements == (i16, i16))):
-        allowed = "i8 or ui8, or both i16" if sixteen else "i8 or ui8"
-        raise fail(f"the input and output must hold {allowed}, got {elements[0]} and {elements[1]}")
+    if not (all(e in EIGHT_BIT for e in elements) or elements == (i16, i16)):
+        raise fail(
+            f"the input and output must hold i8 or ui8, or both i16, got {elements[0]} and "
+            f"{elements[1]}"
+        )
     if shape_of(op.output) != shape_of(op.input):
         raise fail(f"the output {buffer(op.output)} differs in shape from {buffer(op.input)}")
     multiplier, shift = props.int("multiplier"), props.int("shift")

@@ -294,11 +294,11 @@ class QNNFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: qnn.LayerNormOp, args: PythonValues
     ) -> PythonValues:
         props = op.props()
-        output = _element(op.result.type)
+        output, input_element = _element(op.result.type), _element(op.input.type)
         low, high = output.storage_range
         result = fixed_point.layer_norm(
             args[0],
-            _element(op.input.type).zero_point_values[0],
+            input_element.zero_point_values[0],
             props.int("epsilon_term") or 0,
             np.asarray(props.ints("weights"), dtype=np.int64),
             np.asarray(props.ints("biases"), dtype=np.int64),
@@ -307,6 +307,7 @@ class QNNFunctions(InterpreterFunctions):
             output.zero_point_values[0],
             low,
             high,
+            bits=input_element.storage_bits.data,
         )
         return (result.astype(_result_dtype(op)),)
 

@@ -548,6 +548,7 @@ class TileFunctions(InterpreterFunctions):
             props.int("output_zero_point") or 0,
             low,
             high,
+            bits=source.dtype.itemsize * 8,
         )
         _store(output, result)
         return ()

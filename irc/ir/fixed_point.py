@@ -438,17 +438,28 @@ def softmax(
 # --------------------------------------------------------------------------------------
 # Layer normalization
 
-LAYER_NORM_FRACTION_BITS = 11
-"""F: the normalized values z = (x - mean) / std are computed in Q11."""
+LAYER_NORM_FRACTION_BITS = {8: 11, 16: 18}
+"""F, by the values' bits: the normalized values z = (x - mean) / std are computed in
+Q11 for 8-bit values, Q18 for 16-bit ones (a 64th of a 16-bit output step when the
+output spans +-8)."""
 
 LAYER_NORM_SQRT_BITS = 8
-"""G: the square root is taken of t * 2^(2G), so that it keeps G fraction bits."""
+"""G: the square root is taken of t * 2^(2G), so that it keeps G fraction bits (fewer
+when t is so large that t * 2^(2G) would reach 2^62; such a root has 23 bits or more)."""
 
-LAYER_NORM_WEIGHT_BITS = 11
-"""The per-channel weights gamma * 2^Q stay below 2^11 in magnitude: z * w fits 30 bits."""
+LAYER_NORM_WEIGHT_BITS = {8: 11, 16: 20}
+"""The per-channel weights gamma * 2^Q stay below 2^11 in magnitude for 8-bit values
+(z * w fits 30 bits, the accumulator int32), below 2^20 for 16-bit ones (z * w fits 46
+bits of the wide accumulator; gamma keeps 20 bits, so that its rounding stays below an
+output step)."""
+
+LAYER_NORM_BIAS_BITS = {8: 29, 16: 44}
+"""The per-channel biases beta * 2^(F + Q) stay below 2^29 in magnitude for 8-bit
+values (the accumulator int32), below 2^44 for 16-bit ones (within 48 bits)."""
 
 LAYER_NORM_MAX_AXIS = 1 << 15
-"""The longest row: its sums of squares of centred 8-bit values stay below 2^31."""
+"""The longest row: its sums of squares of centred 16-bit values times the row's length
+stay below 2^61."""
 
 
 def integer_sqrt(values: np.ndarray) -> np.ndarray:
@@ -474,25 +485,33 @@ def layer_norm(
     zero_point: int,
     clamp_min: int,
     clamp_max: int,
+    bits: int = 8,
 ) -> np.ndarray:
-    """The integer layer normalization of 8-bit values over the last axis, as int64.
+    """The integer layer normalization of 8- or 16-bit values over the last axis, as
+    int64.
 
-    Each row of n values, with integer statistics (F = 11, G = 8):
+    Each row of n values, with integer statistics (F = 11 for 8-bit values, 18 for
+    16-bit ones: `LAYER_NORM_FRACTION_BITS`; G = 8):
 
-        c = x - z_x                              centred, |c| <= 255
-        S1 = sum(c), S2 = sum(c^2)               int32 (n <= 32768)
+        c = x - z_x                              centred, |c| <= 255 (2^15: 16-bit
+                                                 values are symmetric)
+        S1 = sum(c), S2 = sum(c^2)               int32 (int64 for 16-bit), n <= 32768
         d = n * c - S1                           n * (c - mean)
         t = n * S2 - S1^2 + epsilon_term         n^2 * (var + eps / s_x^2), int64
-        r = isqrt(t * 2^(2G))                    floor(2^G * sqrt(t))
-        z = round(d * 2^(F + G) / r)             (x - mean) / std in Q11, ties away from 0
-        acc = z * weights[j] + biases[j]         int32, per channel j of the last axis
+        g = min(G, (62 - bit_length(t)) // 2)    G, but for a t of more than 46 bits
+        r = isqrt(t * 2^(2g))                    floor(2^g * sqrt(t)), t * 2^(2g) < 2^62
+        z = round(d * 2^(F + g) / r)             (x - mean) / std in QF, ties away from 0
+        acc = z * weights[j] + biases[j]         int32 (48 bits for 16-bit), per channel j
         out = requantize(acc, multiplier, shift, zero_point, clamp_min, clamp_max)
 
     `weights` are gamma * 2^Q and `biases` beta * 2^(F + Q), so that acc is
     (z * gamma + beta) * 2^(F + Q) and the multiplier that of 2^-(F + Q) / s_out
     (irc/quantize/scheme.py's `layer_norm_parameters`). A row of equal values with no
-    epsilon term (t = 0) normalizes to z = 0.
+    epsilon term (t = 0) normalizes to z = 0. The bounds: |z| < sqrt(n) * 2^F, so with
+    |weights| < 2^11 and |biases| < 2^29 (8-bit) acc fits int32, with 2^20 and 2^44
+    (16-bit) 47 bits, requantized as a wide accumulator; |d| * 2^(F + G) < 2^58.
     """
+    fraction = LAYER_NORM_FRACTION_BITS[bits]
     values = np.asarray(stored).astype(np.int64) - int(input_zero_point)
     if values.size == 0:
         return values
@@ -501,11 +520,17 @@ def layer_norm(
     second = (values * values).sum(axis=-1, keepdims=True)
     centred = count * values - first
     spread = count * second - first * first + int(epsilon_term)
-    root = integer_sqrt(np.left_shift(spread, 2 * LAYER_NORM_SQRT_BITS))
-    numerator = np.left_shift(np.abs(centred), LAYER_NORM_FRACTION_BITS + LAYER_NORM_SQRT_BITS)
+    # bit_length(t), exactly: frexp of t's float64, one less where t rounded up to 2^k.
+    length = np.frexp(spread.astype(np.float64))[1].astype(np.int64)
+    length -= (length > 0) & (spread < np.left_shift(np.int64(1), np.maximum(length - 1, 0)))
+    root_bits = np.minimum(LAYER_NORM_SQRT_BITS, (62 - length) // 2)
+    root = integer_sqrt(np.left_shift(spread, 2 * root_bits))
+    numerator = np.left_shift(np.abs(centred), fraction + root_bits)
     safe = np.maximum(root, 1)
     normalized = np.where(root > 0, np.sign(centred) * ((2 * numerator + safe) // (2 * safe)), 0)
     accumulator = normalized * np.asarray(weights, dtype=np.int64) + np.asarray(
         biases, dtype=np.int64
     )
-    return requantize(accumulator, multiplier, shift, zero_point, clamp_min, clamp_max)
+    return requantize(
+        accumulator, multiplier, shift, zero_point, clamp_min, clamp_max, wide=bits == 16
+    )

@@ -336,14 +336,18 @@ def layer_norm_parameters(
 ) -> dict[str, object]:
     """The properties of a `qnn.layer_norm` over rows of `len(gamma)` values
     (irc/ir/fixed_point.py's `layer_norm`): the epsilon term round(n^2 * eps / s_x^2),
-    the weights gamma * 2^Q and biases beta * 2^(11 + Q) with the largest Q that keeps
-    every weight below 2^11 and every bias below 2^29 in magnitude, and the
-    multiplier of 2^-(11 + Q) / s_out."""
+    the weights gamma * 2^Q and biases beta * 2^(F + Q) with the largest Q that keeps
+    every weight below 2^11 and every bias below 2^29 in magnitude (8-bit values, F =
+    11), below 2^20 and 2^44 (16-bit, F = 18), and the multiplier of 2^-(F + Q) /
+    s_out."""
     from irc.ir.fixed_point import (
+        LAYER_NORM_BIAS_BITS,
         LAYER_NORM_FRACTION_BITS,
         LAYER_NORM_WEIGHT_BITS,
     )
 
+    bits = input_element.storage_bits.data
+    fraction = LAYER_NORM_FRACTION_BITS[bits]
     gamma = np.asarray(gamma, dtype=np.float64).reshape(-1)
     beta = np.asarray(beta, dtype=np.float64).reshape(-1)
     count = gamma.size
@@ -353,12 +357,14 @@ def layer_norm_parameters(
     largest_beta = float(np.max(np.abs(beta))) if beta.size else 0.0
     q = 30
     if largest_gamma > 0:
-        q = min(q, int(np.floor(np.log2(((1 << LAYER_NORM_WEIGHT_BITS) - 1) / largest_gamma))))
+        weight_bound = (1 << LAYER_NORM_WEIGHT_BITS[bits]) - 1
+        q = min(q, int(np.floor(np.log2(weight_bound / largest_gamma))))
     if largest_beta > 0:
-        q = min(q, int(np.floor(np.log2((1 << 29) / largest_beta))) - LAYER_NORM_FRACTION_BITS)
+        bias_bound = (1 << LAYER_NORM_BIAS_BITS[bits]) - 1
+        q = min(q, int(np.floor(np.log2(bias_bound / largest_beta))) - fraction)
     weights = np.rint(gamma * 2.0**q).astype(np.int64)
-    biases = np.rint(beta * 2.0 ** (LAYER_NORM_FRACTION_BITS + q)).astype(np.int64)
-    real = 2.0 ** -(LAYER_NORM_FRACTION_BITS + q) / float(output_element.scale_values[0])
+    biases = np.rint(beta * 2.0 ** (fraction + q)).astype(np.int64)
+    real = 2.0 ** -(fraction + q) / float(output_element.scale_values[0])
     multiplier, shift = quantize_multiplier(real)
     return {
         "epsilon_term": int(epsilon_term),

@@ -815,8 +815,11 @@ def lower_layer_norm(lowering: Lowering) -> list[SSAValue]:
         affine.append(np.broadcast_to(np.asarray(data, np.float64).reshape(-1), (channels,)))
     input_element = _per_tensor(match.element(0), "the input")
     output = _per_tensor(match.output_element(), "the result")
-    if input_element.storage_bits.data != 8 or output.storage_bits.data != 8:
-        raise NotLowerable("the integer layer norm maps 8-bit values")
+    bits = {input_element.storage_bits.data, output.storage_bits.data}
+    if bits not in ({8}, {16}):
+        raise NotLowerable("the integer layer norm maps 8-bit values to 8-bit ones, or 16 to 16")
+    if bits == {16} and (input_element.zero_point_values[0] or output.zero_point_values[0]):
+        raise NotLowerable("the 16-bit integer layer norm maps symmetric int16 values")
     epsilon = op.props().float("epsilon")
     params = scheme.layer_norm_parameters(
         input_element, output, affine[0], affine[1], 1e-5 if epsilon is None else epsilon

@@ -66,3 +66,19 @@ func.func @sigmoid16(%x: tensor<1x8xf32> {irc.name = "x"}) -> tensor<1x8xf32> {
   %g = nn.sigmoid %x : tensor<1x8xf32> loc("gate16")
   func.return %g : tensor<1x8xf32>
 }
+
+
+// A layer norm in int16 becomes the 16-bit integer layer norm between symmetric int16
+// types: its values in Q18, weights gamma * 2^Q below 2^20 and biases beta * 2^(18 + Q)
+// (Q = 18: a gamma of 2 keeps the weights below 2^20; the biases beta * 2^36), the
+// epsilon term round(n^2 * eps / s_x^2) = 16 * 1e-5 / (4 / 32767)^2, and the
+// multiplier of 2^-36 / s_out, requantizing the wide accumulator.
+
+// QNN-LABEL: func.func @layer_norm16(
+// QNN:         %n_q = qnn.layer_norm %x_q {biases = [6871947776, 0, -3435973888, 0], epsilon_term = 10737, multiplier = 2147418114, shift = 24, weights = [262144, 288358, 235930, 524288]} : (tensor<2x4x!quant.uniform<i16:f32, 0.00012207403779029846>>) -> tensor<2x4x!quant.uniform<i16:f32, 0.0002441480755805969>>
+func.func @layer_norm16(%x: tensor<2x4xf32> {irc.name = "x"}) -> tensor<2x4xf32> {
+  %gamma = nn.constant dense<[1.0, 1.1, 0.9, 2.0]> : tensor<4xf32>
+  %beta = nn.constant dense<[0.1, 0.0, -0.05, 0.0]> : tensor<4xf32>
+  %n = nn.layer_norm %x, %gamma, %beta {axis = -1, epsilon = 1.0e-05} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("norm16")
+  func.return %n : tensor<2x4xf32>
+}

@@ -233,5 +233,9 @@ func.func @resize_and_sixteen_bit() attributes {npu.sram_bytes = 8192, npu.sram_
   %out = npu.view sram[2112] : memref<1x1x1x8xi16, "sram">
   // CHECK: npu.conv %in, %w, %acc bias %bias requantize %params into %out {clamp_min = 0} : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">, memref<8xi64, "sram">, memref<8x2xi32, "sram">, memref<1x1x1x8xi16, "sram">
   npu.conv %in, %w, %acc bias %bias requantize %params into %out {clamp_min = 0} : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">, memref<8xi64, "sram">, memref<8x2xi32, "sram">, memref<1x1x1x8xi16, "sram">
+  %rows = npu.view sram[2176] : memref<8x8xi16, "sram">
+  %pairs = npu.view sram[2304] : memref<8x2xi64, "sram">
+  // CHECK: npu.layer_norm %rows, %pairs, %rows {epsilon_term = 10240, multiplier = 2097152000, shift = 24} : memref<8x8xi16, "sram">, memref<8x2xi64, "sram">, memref<8x8xi16, "sram">
+  npu.layer_norm %rows, %pairs, %rows {epsilon_term = 10240, multiplier = 2097152000, shift = 24} : memref<8x8xi16, "sram">, memref<8x2xi64, "sram">, memref<8x8xi16, "sram">
   func.return
 }

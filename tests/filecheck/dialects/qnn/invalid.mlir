@@ -513,8 +513,24 @@ func.func @layer_norm_weights(%x: tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) {
 // -----
 
 func.func @layer_norm_weight_bound(%x: tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) {
-  // expected-error @+1 {{the weights must be below 2048 in magnitude}}
+  // expected-error @+1 {{the weights of 8-bit values must be below 2048 in magnitude}}
   %y = qnn.layer_norm %x {biases = [0, 0, 0, 0], epsilon_term = 64, multiplier = 2137224968, shift = 15, weights = [1, 2, 3, 4096]} : (tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_16_bias_bound(%x: tensor<2x4x!quant.uniform<i16:f32, 1.25e-4>>) {
+  // expected-error @+1 {{the biases of 16-bit values must be below 17592186044416 in magnitude}}
+  %y = qnn.layer_norm %x {biases = [0, 0, 0, 17592186044416], epsilon_term = 64, multiplier = 2137224968, shift = 15, weights = [1, 2, 3, 4]} : (tensor<2x4x!quant.uniform<i16:f32, 1.25e-4>>) -> tensor<2x4x!quant.uniform<i16:f32, 2.5e-4>>
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_16_asymmetric(%x: tensor<2x4x!quant.uniform<i16:f32, 1.25e-4:5>>) {
+  // expected-error @+1 {{a 16-bit qnn.layer_norm takes and gives symmetric i16; the input is}}
+  %y = qnn.layer_norm %x {biases = [0, 0, 0, 0], epsilon_term = 64, multiplier = 2137224968, shift = 15, weights = [1, 2, 3, 4]} : (tensor<2x4x!quant.uniform<i16:f32, 1.25e-4:5>>) -> tensor<2x4x!quant.uniform<i16:f32, 2.5e-4>>
   func.return
 }
 

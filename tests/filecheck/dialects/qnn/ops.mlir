@@ -163,6 +163,15 @@ func.func @layer_norm(%x: tensor<2x4x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<
   func.return %y : tensor<2x4x!quant.uniform<i8:f32, 0.0157:-2>>
 }
 
+// A 16-bit layer norm (symmetric i16): Q18 values, gamma * 2^18 as weights (below
+// 2^20), beta * 2^36 as biases (below 2^44), the wide accumulator's multiplier.
+// CHECK-LABEL: func.func @layer_norm_16
+func.func @layer_norm_16(%x: tensor<2x4x!quant.uniform<i16:f32, 1.25e-4>>) -> tensor<2x4x!quant.uniform<i16:f32, 2.5e-4>> {
+  // CHECK-NEXT: %y = qnn.layer_norm %x {biases = [6871947674, 0, -3435973837, 0], epsilon_term = 10240, multiplier = 2097152000, shift = 24, weights = [262144, 288358, 235930, 524288]} : (tensor<2x4x!quant.uniform<i16:f32, 0.000125>>) -> tensor<2x4x!quant.uniform<i16:f32, 0.00025>>
+  %y = qnn.layer_norm %x {biases = [6871947674, 0, -3435973837, 0], epsilon_term = 10240, multiplier = 2097152000, shift = 24, weights = [262144, 288358, 235930, 524288]} : (tensor<2x4x!quant.uniform<i16:f32, 1.25e-4>>) -> tensor<2x4x!quant.uniform<i16:f32, 2.5e-4>>
+  func.return %y : tensor<2x4x!quant.uniform<i16:f32, 2.5e-4>>
+}
+
 // nn ops that only move values apply to quantized tensors as they are.
 // CHECK-LABEL: func.func @nn_on_quantized
 func.func @nn_on_quantized(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x18x!quant.uniform<i8:f32, 0.1:-3>> {

@@ -480,8 +480,24 @@ func.func @softmax_mask(%x: memref<4x16xi8, "sram">, %m: memref<2x16xi8, "sram">
 // -----
 
 func.func @layer_norm_params(%x: memref<4x16xi8, "sram">, %p: memref<8x2xi32, "sram">) {
-  // expected-error @+1 {{the parameters must be [16, 2] i32 (weight, bias), got memref<8x2xi32, "sram">}}
+  // expected-error @+1 {{the parameters of i8 values must be [16, 2] i32 (weight, bias), got memref<8x2xi32, "sram">}}
   tile.layer_norm %x, %p, %x {multiplier = 2137224968, shift = 15} : memref<4x16xi8, "sram">, memref<8x2xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_16_params(%x: memref<4x16xi16, "sram">, %p: memref<16x2xi32, "sram">) {
+  // expected-error @+1 {{the parameters of i16 values must be [16, 2] i64 (weight, bias), got memref<16x2xi32, "sram">}}
+  tile.layer_norm %x, %p, %x {multiplier = 2137224968, shift = 15} : memref<4x16xi16, "sram">, memref<16x2xi32, "sram">, memref<4x16xi16, "sram">
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_16_zero_point(%x: memref<4x16xi16, "sram">, %p: memref<16x2xi64, "sram">) {
+  // expected-error @+1 {{the input of an i16 layer norm is symmetric: its zero point must be 0}}
+  tile.layer_norm %x, %p, %x {input_zero_point = 4, multiplier = 2137224968, shift = 15} : memref<4x16xi16, "sram">, memref<16x2xi64, "sram">, memref<4x16xi16, "sram">
   func.return
 }
 

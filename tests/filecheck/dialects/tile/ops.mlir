@@ -125,7 +125,7 @@ func.func @rows(%x: memref<4x16xi8, "sram">, %m: memref<1x16xi8, "sram">, %table
 // i64 accumulators, an i64 bias, the wide requantize into an i16 tile and a 16-bit
 // rescale to i8, a 16-bit add, clamp, interpolated lookup, softmax and the casts.
 // CHECK-LABEL: func.func @sixteen_bit
-func.func @sixteen_bit(%x: memref<1x3x3x4xi16, "sram">, %w: memref<8x3x3x4xi8, "sram">, %acc: memref<1x1x1x8xi64, "sram">, %bias: memref<8xi64, "sram">, %p: memref<8x2xi32, "sram">, %y: memref<1x1x1x8xi16, "sram">, %y8: memref<1x1x1x8xi8, "sram">, %a: memref<4x8xi16, "sram">, %macc: memref<4x4xi64, "sram">, %f: memref<4x8xf32, "sram">, %table16: memref<513xi16, "sram">) {
+func.func @sixteen_bit(%x: memref<1x3x3x4xi16, "sram">, %w: memref<8x3x3x4xi8, "sram">, %acc: memref<1x1x1x8xi64, "sram">, %bias: memref<8xi64, "sram">, %p: memref<8x2xi32, "sram">, %y: memref<1x1x1x8xi16, "sram">, %y8: memref<1x1x1x8xi8, "sram">, %a: memref<4x8xi16, "sram">, %macc: memref<4x4xi64, "sram">, %f: memref<4x8xf32, "sram">, %table16: memref<513xi16, "sram">, %p16: memref<8x2xi64, "sram">) {
   // CHECK-NEXT: tile.conv %x, %w, %acc : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">
   tile.conv %x, %w, %acc : memref<1x3x3x4xi16, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi64, "sram">
   // CHECK-NEXT: tile.bias_add %acc, %bias : memref<1x1x1x8xi64, "sram">, memref<8xi64, "sram">
@@ -144,6 +144,9 @@ func.func @sixteen_bit(%x: memref<1x3x3x4xi16, "sram">, %w: memref<8x3x3x4xi8, "
   tile.lut %a, %table16, %a : memref<4x8xi16, "sram">, memref<513xi16, "sram">, memref<4x8xi16, "sram">
   // CHECK-NEXT: tile.softmax %a, %table16, %a {multiplier = 2147418114, shift = 0} : memref<4x8xi16, "sram">, memref<513xi16, "sram">, memref<4x8xi16, "sram">
   tile.softmax %a, %table16, %a {multiplier = 2147418114, shift = 0} : memref<4x8xi16, "sram">, memref<513xi16, "sram">, memref<4x8xi16, "sram">
+  // The 16-bit layer norm's (weight, bias) pairs are i64.
+  // CHECK-NEXT: tile.layer_norm %a, %p16, %a {epsilon_term = 10240, multiplier = 2097152000, shift = 24} : memref<4x8xi16, "sram">, memref<8x2xi64, "sram">, memref<4x8xi16, "sram">
+  tile.layer_norm %a, %p16, %a {epsilon_term = 10240, multiplier = 2097152000, shift = 24} : memref<4x8xi16, "sram">, memref<8x2xi64, "sram">, memref<4x8xi16, "sram">
   // CHECK-NEXT: tile.quantize %f, %a {scale = 3.0517578e-05} : memref<4x8xf32, "sram">, memref<4x8xi16, "sram">
   tile.quantize %f, %a {scale = 3.0517578125e-05 : f32} : memref<4x8xf32, "sram">, memref<4x8xi16, "sram">
   // CHECK-NEXT: tile.dequantize %a, %f {scale = 3.0517578e-05} : memref<4x8xi16, "sram">, memref<4x8xf32, "sram">
