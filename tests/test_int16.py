@@ -418,6 +418,42 @@ def test_a_target_without_int16_keeps_the_16_bit_layers_on_the_host(tmp_path: Pa
     )
 
 
+@pytest.mark.parametrize(("inner", "target_name", "on_npu"), [
+    (600, "ethos-u55-256", False),
+    (500, "ethos-u55-256", True),
+    (600, "edge-2tops", True),
+])  # fmt: skip
+def test_the_targets_int16_accumulator_decides_whether_a_16_bit_product_runs_there(
+    inner: int, target_name: str, on_npu: bool
+) -> None:
+    """A matmul of two int16 activations sums up to inner * 32768^2: over 600 terms
+    that needs 41 bits, more than Ethos-U's 40-bit accumulator (Vela's Acc40) holds,
+    so it stays on the host with that reason; 500 terms (40 bits) fit, and
+    edge-2tops's 48-bit accumulator holds either."""
+    from irc.backend import place
+    from irc.targets import load_target
+    from irc.testing.targets import every_op_supported
+
+    model = _model(
+        [helper.make_node("MatMul", ["x", "z"], ["y"])],
+        [("x", [1, 4, inner]), ("z", [1, inner, 4])],
+        {},
+    )
+    _, lowered = _quantized(model, QuantizeConfig(activations="int16"))
+    [matmul] = [op for op in lowered.walk() if isinstance(op, qnn.MatMulOp)]
+    assert qnn.accumulation_bound(matmul) == inner * 32768 * 32768
+    target = every_op_supported(load_target(target_name))
+    placement = place(matmul, target)
+    if on_npu:
+        assert placement.device == "npu", placement.reasons
+    else:
+        assert placement.device == "cpu"
+        assert placement.reasons == (
+            f"qnn.matmul can accumulate {inner * 2**30} (a 41-bit signed sum): target "
+            f"{target_name}'s int16 accumulator holds 40 bits",
+        )
+
+
 def test_a_16_bit_pass_takes_the_targets_int16_cycles() -> None:
     """The cycle model of the simulator and of the planner: a 16-bit conv takes
     `int16_cycles` (2 on edge-2tops, Vela's factor for Ethos-U) times the passes of the

@@ -410,6 +410,22 @@ MISTAKES = [
         "add int16_cycles = 2",
     ),
     Mistake(
+        "int16 without its accumulator",
+        "int16 = false\n",
+        "int16 = true\nint16_cycles = 2\n",
+        "[data_types]",
+        "[data_types] is missing 'int16_accumulator_bits' (int16 = true)",
+        "add int16_accumulator_bits = 48",
+    ),
+    Mistake(
+        "int16 accumulator without int16",
+        "int16 = false\n",
+        "int16 = false\nint16_accumulator_bits = 48\n",
+        "int16_accumulator_bits",
+        "data_types.int16_accumulator_bits = 48 but int16 = false",
+        "remove int16_accumulator_bits, or set int16 = true",
+    ),
+    Mistake(
         "int16 cycles without int16",
         "int16 = false\n",
         "int16 = false\nint16_cycles = 2\n",

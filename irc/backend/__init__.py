@@ -304,13 +304,36 @@ def _type_reasons(op: Operation, target: Target) -> list[str]:
             f"{op.name} computes in float{why}: target {target.name} computes in integers "
             "only (no fp16)"
         )
-    # Every 16-bit op of the qnn dialect has a 16-bit lowering (lookup tables, softmax
-    # and layer norm are 8-bit ops there); the target decides.
+    # Every 16-bit op of the qnn dialect has a 16-bit lowering; the target decides.
     if sixteen and not target.data_types.int16:
         reasons.append(
             f"{op.name} has 16-bit values: target {target.name} computes in 8 bits (no int16)"
         )
+    elif sixteen:
+        reasons.extend(_accumulator_reasons(op, target))
     return list(dict.fromkeys(reasons))
+
+
+def _accumulator_reasons(op: Operation, target: Target) -> list[str]:
+    """Why a 16-bit MAC op's sums may not fit the target's int16 accumulator: the
+    worst case of its products plus its largest constant bias, against the target's
+    `int16_accumulator_bits` (irc's reference holds 48 bits; Ethos-U's 40)."""
+    from irc.ir.constants import constant_array
+
+    bound = qnn.accumulation_bound(op)
+    if bound is None or not qnn.is_wide(*qnn.product_elements(op)):
+        return []
+    bias = getattr(op, "bias", None)
+    values = constant_array(bias) if bias is not None else None
+    if values is not None and values.size:
+        bound += int(abs(values.astype(object)).max())
+    if target.data_types.holds_wide(bound):
+        return []
+    bits = target.data_types.int16_accumulator_bits
+    return [
+        f"{op.name} can accumulate {bound} (a {bound.bit_length() + 1}-bit signed sum): "
+        f"target {target.name}'s int16 accumulator holds {bits} bits"
+    ]
 
 
 def device_of(op: Operation, target: Target) -> Device:

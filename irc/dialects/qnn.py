@@ -62,7 +62,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     base,
     irdl_op_definition,
@@ -222,12 +222,37 @@ def check_bias(value_type: TensorType, what: str = "bias", wide: bool = False) -
     raise fail(f"{what} must be {names} or have {names} storage, got {element}")
 
 
+Products = tuple[int, UniformQuantizedType, UniformQuantizedType]
+"""What a MAC op's output element sums: how many products, of which two inputs."""
+
+
+def product_bound(products: Products) -> int:
+    """The largest |sum| of the products (less their zero points)."""
+    terms, lhs, rhs = products
+    return terms * largest_offset(lhs) * largest_offset(rhs)
+
+
+def accumulation_bound(op: Operation) -> int | None:
+    """The largest |accumulator| a MAC op (conv, conv_transpose, gemm, matmul) can
+    reach before its bias: what a target's accumulator must hold; None for other ops."""
+    if isinstance(op, _ConvLikeOp | GemmOp | MatMulOp):
+        return product_bound(op.products())
+    return None
+
+
+def product_elements(op: Operation) -> tuple[UniformQuantizedType, ...]:
+    """The two multiplied inputs' types of a MAC op; () for other ops."""
+    if isinstance(op, _ConvLikeOp | GemmOp | MatMulOp):
+        return op.products()[1:]
+    return ()
+
+
 def check_accumulator_bound(
     terms: int, lhs: UniformQuantizedType, rhs: UniformQuantizedType
 ) -> None:
     """A sum of `terms` products of the two inputs (less their zero points) fits the
     accumulator: int32, or 48 bits for a wide one."""
-    bound = terms * largest_offset(lhs) * largest_offset(rhs)
+    bound = product_bound((terms, lhs, rhs))
     wide = is_wide(lhs, rhs)
     if bound > fixed_point.accumulator_bounds(wide)[1]:
         what = "48-bit" if wide else "int32"
@@ -397,18 +422,22 @@ class _ConvLikeOp(QNNOp):
         """At most how many products one output element sums."""
         raise NotImplementedError
 
-    def check(self, props: Props) -> None:
-        input_element = per_tensor(self.input.type, "the input")
+    def products(self) -> Products:
+        """What one output element sums: its kernel taps, of the input and weight."""
         weight_type = tensor_type(self.weight)
-        weight_element = quantized(weight_type, "the weight")
+        kernel_taps = self.terms_per_output(weight_type.get_shape(), self.props().int("group") or 1)
+        input_element = per_tensor(self.input.type, "the input")
+        return kernel_taps, input_element, quantized(weight_type, "the weight")
+
+    def check(self, props: Props) -> None:
+        weight_element = quantized(self.weight.type, "the weight")
         axis = self.output_channel_axis()
         if weight_element.is_per_axis and weight_element.quantized_axis != axis:
             raise fail(
                 f"the weight must be quantized per tensor or along its output-channel axis "
                 f"{axis}, not axis {weight_element.quantized_axis}"
             )
-        kernel_taps = self.terms_per_output(weight_type.get_shape(), props.int("group") or 1)
-        check_accumulator_bound(kernel_taps, input_element, weight_element)
+        check_accumulator_bound(*self.products())
 
 
 @irdl_op_definition
@@ -480,16 +509,20 @@ class MatMulOp(QNNOp):
         types = inferred(nn.MatMulOp.infer(as_int32(operand_types), props))
         return with_accumulator(types, lhs, rhs)
 
+    def products(self) -> Products:
+        """What one output element sums: the inner dimension, of lhs and rhs."""
+        rhs_shape = tensor_type(self.rhs).get_shape()
+        inner = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
+        return inner, per_tensor(self.lhs.type, "lhs"), quantized(self.rhs.type, "rhs")
+
     def check(self, props: Props) -> None:
-        lhs = per_tensor(self.lhs.type, "lhs")
         rhs_shape = tensor_type(self.rhs).get_shape()
         rhs = quantized(self.rhs.type, "rhs")
         if rhs.is_per_axis and rhs.quantized_axis != len(rhs_shape) - 1:
             raise fail(
                 f"rhs must be quantized per tensor or along its last axis {len(rhs_shape) - 1}"
             )
-        inner = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
-        check_accumulator_bound(inner, lhs, rhs)
+        check_accumulator_bound(*self.products())
 
 
 @irdl_op_definition
@@ -519,16 +552,20 @@ class GemmOp(QNNOp):
         types = inferred(nn.GemmOp.infer(as_int32(operand_types), props))
         return with_accumulator(types, lhs, rhs)
 
+    def products(self) -> Products:
+        """What one output element sums: the inner dimension, of lhs and rhs."""
+        feature_axis = 0 if self.props().bool("trans_b") else 1
+        inner = tensor_type(self.rhs).get_shape()[1 - feature_axis]
+        return inner, per_tensor(self.lhs.type, "lhs"), quantized(self.rhs.type, "rhs")
+
     def check(self, props: Props) -> None:
-        lhs = per_tensor(self.lhs.type, "lhs")
         rhs = quantized(self.rhs.type, "rhs")
         feature_axis = 0 if props.bool("trans_b") else 1
         if rhs.is_per_axis and rhs.quantized_axis != feature_axis:
             raise fail(
                 f"rhs must be quantized per tensor or along its output-feature axis {feature_axis}"
             )
-        inner = tensor_type(self.rhs).get_shape()[1 - feature_axis]
-        check_accumulator_bound(inner, lhs, rhs)
+        check_accumulator_bound(*self.products())
 
 
 # --------------------------------------------------------------------------------------

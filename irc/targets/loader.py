@@ -604,24 +604,32 @@ def _check_data_types(checker: _Checker, table: dict[str, Any], values: dict[str
             hint="set int8 = true: irc compiles models to int8",
         )
         return False
-    cycles = values.get("int16_cycles")
-    if values["int16"] and cycles is None:
-        checker.problem(
-            ("data_types",),
-            "[data_types] is missing 'int16_cycles' (int16 = true)",
-            hint="add int16_cycles = 2 if a pass over 16-bit activations takes twice an "
-            "8-bit one's cycles (as on Arm's Ethos-U), or 1 if it takes as long",
-        )
-        return False
-    if not values["int16"] and cycles is not None:
-        checker.problem(
-            ("data_types", "int16_cycles"),
-            f"data_types.int16_cycles = {cycles} but int16 = false",
-            hint="remove int16_cycles, or set int16 = true",
-        )
-        return False
-    values.setdefault("int16_cycles", 0)
+    for key, hint in INT16_FIELDS.items():
+        value = values.get(key)
+        if values["int16"] and value is None:
+            checker.problem(
+                ("data_types",), f"[data_types] is missing '{key}' (int16 = true)", hint=hint
+            )
+            return False
+        if not values["int16"] and value is not None:
+            checker.problem(
+                ("data_types", key),
+                f"data_types.{key} = {value} but int16 = false",
+                hint=f"remove {key}, or set int16 = true",
+            )
+            return False
+        values.setdefault(key, 0)
     return True
+
+
+INT16_FIELDS = {
+    "int16_cycles": "add int16_cycles = 2 if a pass over 16-bit activations takes twice an "
+    "8-bit one's cycles (as on Arm's Ethos-U), or 1 if it takes as long",
+    "int16_accumulator_bits": "add int16_accumulator_bits = 48 for TFLite's and TOSA's "
+    "int16x8 accumulator (40 on Arm's Ethos-U, 64 for a 64-bit one)",
+}
+"""The [data_types] keys that `int16 = true` requires and `int16 = false` forbids, with
+the hint for a missing one."""
 
 
 def _check_sram(checker: _Checker, table: dict[str, Any], values: dict[str, Any]) -> bool:

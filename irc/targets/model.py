@@ -46,6 +46,13 @@ class DataTypes:
     int16_cycles: int = 0
     """With `int16`: the cycles a pass over 16-bit activations takes per pass over
     8-bit ones (the MAC array takes half the input channels per cycle); 0 without."""
+    int16_accumulator_bits: int = 0
+    """With `int16`: the bits of the accumulator of a MAC layer with 16-bit activations
+    (40 on Ethos-U, 48 as in TFLite's and TOSA's int16x8, 64); 0 without."""
+
+    def holds_wide(self, bound: int) -> bool:
+        """Whether the 16-bit accumulator holds sums of magnitude up to `bound`."""
+        return bound < 1 << (self.int16_accumulator_bits - 1)
 
     def activation_cycles(self, sixteen: bool) -> int:
         """The cycles per pass of a layer with 16-bit (`sixteen`) or 8-bit activations."""

@@ -127,6 +127,17 @@ SECTIONS: tuple[Section, ...] = (
                 required=False,
                 required_when="int16",
             ),
+            Field(
+                "int16_accumulator_bits",
+                "int16_accumulator_bits",
+                "int",
+                "bits of the accumulator of a MAC layer with 16-bit activations (its sums "
+                "and bias); 48 or more holds every layer irc's 48-bit reference allows",
+                minimum=32,
+                maximum=64,
+                required=False,
+                required_when="int16",
+            ),
         ),
     ),
     Section(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
-from irc.targets import DataTypes, OpSupport, Target
+from irc.targets import OpSupport, Target
 from irc.targets.schema import OP_LIMITS
 
 
@@ -23,12 +23,7 @@ def every_op_supported(target: Target) -> Target:
     return dataclasses.replace(
         target,
         source=f"{target.source} (every op supported)",
-        data_types=DataTypes(
-            int8=True,
-            int16=target.data_types.int16,
-            fp16=True,
-            int16_cycles=target.data_types.int16_cycles,
-        ),
+        data_types=dataclasses.replace(target.data_types, fp16=True),
         ops=MappingProxyType({kind: OpSupport(kind) for kind in OP_LIMITS}),
     )
 
