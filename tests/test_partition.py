@@ -522,3 +522,41 @@ def test_same_output_whatever_the_hash_seed(mode: str, tmp_path: Path) -> None:
         assert completed.returncode == 0, completed.stderr
         outputs.append((completed.stdout, completed.stderr, report.read_text()))
     assert outputs[0] == outputs[1]
+
+
+def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> None:
+    """A linear resize tiles in whole planes: with 16 KiB of SRAM a 64x64 to 128x128
+    plane (20 KiB) fits no tile, so the cost model places it on the host with the
+    planner's reason (support mode leaves it to plan-tiles, which fails with it)."""
+    import dataclasses
+
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = np.random.default_rng(0).standard_normal((2, 1, 3, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Resize", ["c", "", "s"], ["y"], mode="linear"),
+        ],
+        "resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 128, 128])],
+        [
+            numpy_helper.from_array(weight, "w"),
+            numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),
+        ],
+    )
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    with collect_diagnostics():
+        for module_pass in parse_pipeline(QUANTIZE):
+            module_pass.apply(make_context(), module)
+    target = load_target("edge-2tops")
+    small = dataclasses.replace(target, sram=dataclasses.replace(target.sram, size_bytes=16384))
+    partition_module(module, small, "cost", outline_npu=False)
+    placed = {op.name: op for op in module.walk() if DEVICE_ATTR in op.attributes}
+    resize = placed["qnn.resize"]
+    assert resize.attributes[DEVICE_ATTR] == StringAttr("cpu")
+    reason = resize.attributes["irc.reason"]
+    assert isinstance(reason, StringAttr)
+    assert reason.data.startswith("does not fit the NPU: qnn.resize needs at least 20480 bytes")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, f32, i32
@@ -38,7 +39,7 @@ from irc.tiling.lowering import (
     tensor_shape,
     zero_point_of,
 )
-from irc.tiling.planner import REQUANT_PAIR_BYTES
+from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer
 
 # --------------------------------------------------------------------------------------
 # Checks
@@ -165,6 +166,51 @@ def lower_depth_to_space(lowering: FunctionLowering, op: nn.DepthToSpaceOp) -> N
         lowering.copy_box(own.buffer, own.base, target.buffer, target.base, target.shape)
 
 
+def resize_layer(op: Operation, name: str) -> Layer:
+    """The tile planner's view of a resize, as its lowering tiles it: a nearest resize
+    by whole factors over the input with a unit axis after each repeated one, each
+    input element `prod(factors)` output elements in SRAM; another resize (a gather,
+    or linear) in tiles of whole planes, an element being a plane of the input and
+    one of the output."""
+    factors = repeats_of(op) if isinstance(op, nn.ResizeOp) else None
+    element = buffer_element(op.operands[0])
+    if factors is not None:
+        view, _ = _repeat_view(op, factors)
+        layer = elementwise_layer(name, op.name, view, 1, element)
+        return dataclasses.replace(layer, out_bytes=layer.out_bytes * math.prod(factors))
+    in_shape = list(tensor_shape(op.operands[0]))
+    out_shape = list(tensor_shape(op.results[0]))
+    axes = _resized_axes(op)
+    view = [1 if axis in axes else length for axis, length in enumerate(in_shape)]
+    layer = elementwise_layer(name, op.name, view, 1, element)
+    return dataclasses.replace(
+        layer,
+        in_bytes=layer.in_bytes * math.prod(in_shape[axis] for axis in axes),
+        out_bytes=layer.out_bytes * math.prod(out_shape[axis] for axis in axes),
+    )
+
+
+def _resized_axes(op: Operation) -> list[int]:
+    """The axes a resize changes (a linear one's, as `qnn.resize_plan` gives them)."""
+    if isinstance(op, qnn.ResizeOp):
+        return qnn.resize_plan(op)[0]
+    in_shape, out_shape = tensor_shape(op.operands[0]), tensor_shape(op.results[0])
+    return [axis for axis, (a, b) in enumerate(zip(in_shape, out_shape)) if a != b]
+
+
+def _repeat_view(op: Operation, factors: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The input of a nearest resize by whole factors seen with a unit axis after each
+    repeated axis, and the positions of those unit axes."""
+    view: list[int] = []
+    repeated: list[int] = []
+    for length, factor in zip(tensor_shape(op.operands[0]), factors):
+        view.append(length)
+        if factor != 1:
+            repeated.append(len(view))
+            view.append(1)
+    return view, repeated
+
+
 def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     """A nearest resize by whole factors, as DMA: the input seen with a unit axis after
     each repeated axis, the output with the factor there. Each input box is loaded
@@ -175,17 +221,10 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     factors = repeats_of(op)
     if factors is None:  # another pattern of indices: a gather of whole planes
         scales = op.props().floats("scales") or []
-        in_shape, out_shape = tensor_shape(op.input), tensor_shape(op.result)
-        axes = [axis for axis, (a, b) in enumerate(zip(in_shape, out_shape)) if a != b]
+        axes = _resized_axes(op)
         _resize_planes(lowering, op, axes, [scales[axis] for axis in axes])
         return
-    view: list[int] = []
-    repeated: list[int] = []
-    for length, factor in zip(tensor_shape(op.input), factors):
-        view.append(length)
-        if factor != 1:
-            repeated.append(len(view))
-            view.append(1)
+    view, repeated = _repeat_view(op, factors)
     output_view = list(view)
     for axis, factor in zip(repeated, (f for f in factors if f != 1)):
         output_view[axis] = factor
@@ -194,10 +233,7 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     target = lowering.storage(op.result)
     own = target if target.whole else lowering.scratch(target.shape, element)
     output = lowering.reshaped(own, output_view)
-    layer = elementwise_layer(op.name, op.name, view, 1, element)
-    # Each input element becomes prod(factors) output elements in the SRAM tile.
-    layer = dataclasses.replace(layer, out_bytes=layer.out_bytes * math.prod(factors))
-    plan = lowering.plan(op, layer)
+    plan = lowering.plan(op, resize_layer(op, op.name))
     tiled = Elementwise(lowering, plan, view)
     b = tiled.builder
 
@@ -239,13 +275,7 @@ def _resize_planes(
     view = [1 if axis in axes else length for axis, length in enumerate(in_shape)]
     element = buffer_element(op.operands[0])
     source, target = lowering.storage(op.operands[0]), lowering.storage(op.results[0])
-    layer = elementwise_layer(op.name, op.name, view, 1, element)
-    layer = dataclasses.replace(
-        layer,
-        in_bytes=layer.in_bytes * math.prod(in_shape[axis] for axis in axes),
-        out_bytes=layer.out_bytes * math.prod(out_shape[axis] for axis in axes),
-    )
-    tiled = Elementwise(lowering, lowering.plan(op, layer), view)
+    tiled = Elementwise(lowering, lowering.plan(op, resize_layer(op, op.name)), view)
     b = tiled.builder
     mode = props.str("mode") or "linear"
     values = {

@@ -29,6 +29,7 @@ from irc.backend.movement import (
     lower_resize,
     lower_slices,
     lower_transpose,
+    resize_layer,
 )
 from irc.backend.vector import (
     check_cast,
@@ -356,6 +357,7 @@ ENTRIES: tuple[Entry, ...] = (
         "a nearest resize: by whole factors each input box loaded once per repeat into an "
         "SRAM tile of the output (DMA only); another one a gather of whole planes",
         check=check_resize,
+        layer=resize_layer,
         lower=lower_resize,
         commands=(RESIZE,),
     ),
@@ -364,6 +366,7 @@ ENTRIES: tuple[Entry, ...] = (
         (qnn.ResizeOp,),
         "a linear resize on the vector unit: tiles of whole planes (the resized axes), "
         "each output the weighted sum of its neighbours (Q10 weights, Q15 for 16 bits)",
+        layer=resize_layer,
         lower=lower_linear_resize,
         commands=(RESIZE,),
     ),

@@ -328,6 +328,7 @@ class OpCosts:
         self.float_bytes = 4 if quantized else cost.NPU_BYTES_PER_ELEMENT
         self._npu: dict[Operation, float] = {}
         self._host: dict[Operation, float] = {}
+        self._too_large: dict[Operation, str] = {}
 
     def npu(self, op: Operation) -> float:
         """Seconds of `op` on the NPU (nothing for a view or a MAC layer's output stage)."""
@@ -344,11 +345,17 @@ class OpCosts:
 
             try:
                 plan = plan_layer(entry.layer(op, op.name), self.target)
-            except TilingError:
-                pass  # it does not fit: plan-tiles will say so; estimate it roughly
+            except TilingError as failure:
+                self._too_large[op] = str(failure)  # the cost model keeps it on the host
             else:
                 return plan.cycles / self.target.mac_array.clock_hz
         return cost.npu_seconds(op, self.target, self.float_bytes)
+
+    def too_large(self, op: Operation) -> str | None:
+        """Why no tile of a quantized NPU layer fits the target's SRAM (the planner's
+        `TilingError`), or None when it fits (or is not planned: a float module)."""
+        self.npu(op)
+        return self._too_large.get(op)
 
     def host(self, op: Operation) -> float:
         """Seconds of `op` on the host."""
@@ -849,6 +856,13 @@ def partition_module(
         function = graph.function
         device, reasons = support_placement(graph, target)
         if mode == "cost":
+            # A layer with no tile that fits runs where it can: on the host.
+            for op in [op for op, placed in device.items() if placed == NPU]:
+                why = costs.too_large(op)
+                if why is not None:
+                    for member in glued((op,)):
+                        device[member] = CPU
+                        reasons[member] = [f"does not fit the NPU: {why}"]
             plan, moved = refine_by_cost(graph, device, costs)
             for op, reason in moved.items():
                 reasons[op] = [reason]
