@@ -215,8 +215,8 @@ CASES = [
          "unknown target 'npu-dmo'", hint="did you mean 'npu-demo'"),
     case("target: missing file", "irc-target", "check {c}/targets/none.toml", "cannot read the target file"),
     # ---- an SRAM too small for a layer
-    case("tiny SRAM (irc-compile)", "irc-compile",
-         "{c}/onnx/conv.onnx -o {out} --no-progress --target {c}/targets/tiny-sram.toml",
+    case("tiny SRAM (irc-compile --partition support)", "irc-compile",
+         "{c}/onnx/conv.onnx -o {out} --no-progress --partition support --target {c}/targets/tiny-sram.toml",
          "needs at least 3072 bytes of SRAM", location="'conv'", hint="more SRAM"),
     case("tiny SRAM (plan-tiles)", "irc-opt",
          "{c}/mlir/valid.mlir -o {out} -p plan-tiles --target {c}/targets/tiny-sram.toml",

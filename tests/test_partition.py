@@ -553,7 +553,12 @@ def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> No
             module_pass.apply(make_context(), module)
     target = load_target("edge-2tops")
     small = dataclasses.replace(target, sram=dataclasses.replace(target.sram, size_bytes=16384))
-    partition_module(module, small, "cost", outline_npu=False)
+    with collect_diagnostics() as diagnostics:
+        partition_module(module, small, "cost", outline_npu=False)
+    # One warning says so: the layer's planner message, and how to make it an error.
+    (warning,) = [d for d in diagnostics if d.severity == "warning"]
+    assert warning.message.startswith("qnn.resize 'Resize_1' does not fit target edge-2tops's NPU")
+    assert warning.hint is not None and "--partition support" in warning.hint
     placed = {op.name: op for op in module.walk() if DEVICE_ATTR in op.attributes}
     resize = placed["qnn.resize"]
     assert resize.attributes[DEVICE_ATTR] == StringAttr("cpu")

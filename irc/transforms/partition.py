@@ -860,6 +860,17 @@ def partition_module(
             for op in [op for op, placed in device.items() if placed == NPU]:
                 why = costs.too_large(op)
                 if why is not None:
+                    where = Location.of(op)
+                    layer = f"{op.name} '{where.name}'" if where.name else op.name
+                    emit(
+                        Diagnostic(
+                            f"{layer} does not fit target {target.name}'s NPU and runs on "
+                            f"the host: {why}",
+                            where,
+                            Severity.WARNING,
+                            hint="a target with more SRAM, or --partition support to stop here",
+                        )
+                    )
                     for member in glued((op,)):
                         device[member] = CPU
                         reasons[member] = [f"does not fit the NPU: {why}"]
