@@ -215,6 +215,14 @@ OPS: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
         ),
         "qnn.layer_norm",
     ),
+    "lrn": (
+        lambda: _model(
+            [helper.make_node("LRN", ["x"], ["y"], size=3, alpha=0.5, beta=0.75, bias=1.0)],
+            [("x", SHAPE)],
+            {},
+        ),
+        "qnn.lrn",
+    ),
     "max_pool": (
         lambda: _model(
             [

@@ -674,3 +674,133 @@ def test_quantize_maps_nan_to_the_zero_point_and_infinities_to_the_ends() -> Non
     table = scheme.build_lut(np.sqrt, element, UniformQuantizedType.make(0.05, -128))
     assert table[:121].tolist() == [-128] * 121  # sqrt(x < 0) -> NaN -> 0.0 -> -128
     assert table[-1] == np.clip(round(np.sqrt(13.4) / 0.05) - 128, -128, 127)
+
+
+# --------------------------------------------------------------------------------------
+# Local response normalization
+
+LRN_CASES = {
+    # name: (input scale and zero point, output scale and zero point, size, alpha,
+    # beta, bias)
+    "alexnet": ((0.5, -128), (0.1, -128), 5, 1e-4, 0.75, 1.0),
+    "small values": ((0.05, 0), (0.05, 0), 5, 1e-4, 0.75, 1.0),
+    "strong": ((0.05, 3), (0.01, -2), 5, 1.0, 0.75, 1.0),
+    "steep near 0": ((0.2, 3), (0.02, -2), 3, 2.0, 0.5, 0.1),
+    "even window": ((0.2, 3), (0.02, -2), 4, 2.0, 0.5, 2.0),
+    "no bias": ((0.1, 0), (0.05, 0), 3, 1.0, 1.0, 0.0),
+}
+"""8-bit cases (i8); their 16-bit forms (symmetric i16) have the same real ranges."""
+
+
+def _lrn_case(name: str, bits: int) -> tuple[UniformQuantizedType, UniformQuantizedType, dict]:
+    (s_in, z_in), (s_out, z_out), size, alpha, beta, bias = LRN_CASES[name]
+    if bits == 16:  # the same real ranges in symmetric int16 (about 256 times finer)
+        input_element = UniformQuantizedType.make(s_in * 128 / 32767, bits=16)
+        output_element = UniformQuantizedType.make(s_out * 128 / 32767, bits=16)
+    else:
+        input_element = UniformQuantizedType.make(s_in, z_in, signed=True)
+        output_element = UniformQuantizedType.make(s_out, z_out, signed=True)
+    parameters = scheme.lrn_parameters(input_element, output_element, size, alpha, beta, bias)
+    return input_element, output_element, parameters
+
+
+def _run_lrn(stored: np.ndarray, name: str, bits: int) -> np.ndarray:
+    input_element, output_element, parameters = _lrn_case(name, bits)
+    low, high = output_element.storage_range
+    return fixed_point.lrn(
+        stored,
+        input_element.zero_point_values[0],
+        LRN_CASES[name][2],
+        np.array(parameters["table"]),
+        parameters["multiplier"],
+        parameters["shift"],
+        output_element.zero_point_values[0],
+        low,
+        high,
+        bits=bits,
+    )
+
+
+def lrn_reference(row: list[int], zero_point: int, size: int, parameters: dict, bits: int):
+    """fixed_point.lrn of one row of channels, step by step in Python ints (its
+    docstring)."""
+    segment_bits = fixed_point.LRN_SEGMENT_BITS[bits]
+    place_bits = fixed_point.LRN_MANTISSA_BITS - segment_bits
+    table = parameters["table"]
+    centred = [value - zero_point for value in row]
+    out = []
+    for j, c in enumerate(centred):
+        window = centred[max(0, j - (size - 1) // 2) : j + size // 2 + 1]
+        u = max(sum(v * v for v in window), 1)
+        octave = u.bit_length() - 1
+        m = ((u << 18) >> octave) - (1 << 18)
+        i, p = (octave << segment_bits) + (m >> place_bits), m & ((1 << place_bits) - 1)
+        f = table[i] + round(Fraction((table[i + 1] - table[i]) * p, 1 << place_bits))
+        acc = c * f
+        assert abs(acc) < 1 << 46
+        reduced = fixed_point.reduced_multiplier(parameters["multiplier"])
+        out.append(round(Fraction(acc * reduced, 2 ** (15 + parameters["shift"]))))
+    return out
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+@pytest.mark.parametrize("name", ["alexnet", "steep near 0", "even window"])
+def test_lrn_is_its_documented_integer_steps(name: str, bits: int) -> None:
+    input_element, output_element, parameters = _lrn_case(name, bits)
+    low, high = input_element.storage_range
+    size = LRN_CASES[name][2]
+    rows = RNG.integers(low, high + 1, (6, 37))
+    rows[0] = input_element.zero_point_values[0]  # every window sum 0
+    rows[1, ::2], rows[1, 1::2] = low, high  # the largest sums
+    rows[2, 5] = low  # one value alone in zeros
+    rows[2, :5] = rows[2, 6:] = input_element.zero_point_values[0]
+    got = _run_lrn(rows, name, bits)
+    z_out = output_element.zero_point_values[0]
+    for row, values in zip(rows.tolist(), got.tolist()):
+        expected = lrn_reference(row, input_element.zero_point_values[0], size, parameters, bits)
+        assert values == [min(high, max(low, value + z_out)) for value in expected]
+
+
+@pytest.mark.parametrize(
+    ("name", "bits"),
+    [
+        (name, bits)
+        for name in sorted(LRN_CASES)
+        for bits in (8, 16)
+        if (name, bits) != ("no bias", 16)
+    ],
+)
+def test_lrn_is_within_one_step_of_the_float_lrn(name: str, bits: int) -> None:
+    """Against ONNX's LRN in float64 on every value of a random image: never more than
+    one output step, whatever bias and alpha make of the function's steepness (the
+    table interpolates by octave), and mostly exact (16-bit steps are 256 times
+    finer)."""
+    from irc.interp.nn import lrn
+
+    input_element, output_element, _ = _lrn_case(name, bits)
+    low, high = input_element.storage_range
+    size, alpha, beta, bias = LRN_CASES[name][2:]
+    stored = np.random.default_rng(bits).integers(low, high + 1, (2, 6, 6, 48))
+    stored[1] = np.rint(stored[1] / 16)  # small values: small window sums
+    got = _run_lrn(stored, name, bits)
+    real = dequantize(stored, input_element).astype(np.float64)
+    channels_first = np.moveaxis(real, -1, 1)
+    with np.errstate(invalid="ignore"):  # no bias: 0 / 0 in a window of zeros, NaN
+        expected_real = np.moveaxis(lrn(channels_first, size, alpha, beta, bias), 1, -1)
+    expected = quantize(expected_real, output_element).astype(np.int64)
+    difference = np.abs(got - expected)
+    assert difference.max() <= 1, name
+    assert np.mean(difference == 0) >= (0.95 if bits == 8 else 0.85), name
+
+
+def test_lrn_parameters_refuse_a_denominator_that_does_not_normalize() -> None:
+    # Without a bias, 1 / (k * s) falls by 2^31.6 over 16-bit window sums: more than
+    # the table resolves; over 8-bit ones by 2^17.6, which it does.
+    with pytest.raises(ValueError, match=r"falls by a factor of 3\.22e"):
+        _lrn_case("no bias", 16)
+    assert _lrn_case("no bias", 8)[2]["table"][-1] > 0
+    element = UniformQuantizedType.make(0.1, 0, signed=True)
+    with pytest.raises(ValueError, match="non-negative"):
+        scheme.lrn_parameters(element, element, 5, -1e-4, 0.75, 1.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        scheme.lrn_parameters(element, element, 5, 0.0, 0.75, 0.0)

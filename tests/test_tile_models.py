@@ -18,6 +18,7 @@ the last bits.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -112,16 +113,23 @@ def _compare(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray], exa
             assert np.allclose(actual[name], array, rtol=0, atol=FLOAT_RTOL * scale, equal_nan=True)
 
 
+LRN_COUNTS = {"bvlc_alexnet": 2, "zfnet512": 2, "inception_v1": 2}
+"""The local response normalizations of the light models."""
+
+
 @pytest.mark.parametrize("name", LIGHT_MODELS)
 def test_light_models_run_bit_exact_at_the_tile_level(name: str) -> None:
     model = materialized_light_model(name)
     module = quantize_with_irc(model, calibration_samples(model))
     convs = sum(1 for op in module.walk() if op.name == "qnn.conv")
+    lrns = sum(1 for op in module.walk() if op.name == "qnn.lrn")
     stats = lower_and_compare(module, random_inputs(model, seed=0), NPU_DEMO)
     # Every convolution is tiled; what stays on tensors is a float island or a cast.
     assert stats.layers["qnn.conv"] == convs > 0
     assert not any(name.startswith("qnn.") for name in stats.kept), stats.kept
-    assert set(stats.kept) <= {"quant.qcast", "quant.dcast", "nn.softmax", "nn.lrn"}
+    assert set(stats.kept) <= {"quant.qcast", "quant.dcast", "nn.softmax"}
+    # The LRNs of AlexNet, ZFNet and Inception v1 too, on the vector unit.
+    assert stats.layers["qnn.lrn"] == lrns == LRN_COUNTS.get(name, 0)
     assert stats.layers["nn.transpose"] >= 1  # the input's NCHW to NHWC, on the NPU
 
 
@@ -253,6 +261,40 @@ def test_a_16_bit_layer_norm_runs_bit_exact_on_the_npu() -> None:
     stats = lower_and_compare(module, samples[0], INT16_TARGET, texts)
     assert stats.layers["qnn.layer_norm"] == 1 and not stats.kept
     assert 'memref<1x12x24xi16, "sram">, memref<24x2xi64, "sram">' in texts[0]
+
+
+@pytest.mark.parametrize("activations", ["int8", "int16"])
+def test_an_lrn_runs_bit_exact_on_the_npu(activations: str) -> None:
+    """A conv, a relu and AlexNet's LRN across its 24 channels (the window sums'
+    function in an i32 table on the vector unit), then a 1x1 conv: bit-exact at the
+    tile level and in the simulator, in int8 and in int16."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(6)
+    arrays = {"w1": rng.standard_normal((24, 3, 3, 3)), "w2": rng.standard_normal((8, 24, 1, 1))}
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["a"], ["r"]),
+            helper.make_node("LRN", ["r"], ["n"], size=5, alpha=1e-2, beta=0.75, bias=2.0),
+            helper.make_node("Conv", ["n", "w2"], ["y"]),
+        ],
+        "lrn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])],
+        [numpy_helper.from_array(a.astype(np.float32), name) for name, a in arrays.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    samples = [random_inputs(model, seed=seed) for seed in range(3)]
+    module = quantize_with_irc(model, samples, activations=activations)
+    texts: list[str] = []
+    target = INT16_TARGET if activations == "int16" else NPU_DEMO
+    stats = lower_and_compare(module, samples[0], target, texts)
+    assert stats.layers["qnn.lrn"] == 1 and not stats.kept
+    element, entries = ("i16", 2753) if activations == "int16" else ("i8", 225)
+    # Tiles of whole channel rows, the table loaded once.
+    tile_type = rf'memref<1x\d+x10x24x{element}, "sram">'
+    assert re.search(rf'tile\.lrn .* : {tile_type}, memref<{entries}xi32, "sram">', texts[0])
 
 
 @pytest.mark.parametrize(("name", "k_split"), [("squeezenet", True), ("shufflenet", False)])

@@ -34,6 +34,7 @@ from irc.backend.movement import (
 from irc.backend.vector import (
     check_cast,
     check_float_elementwise,
+    check_lrn,
     check_pool,
     check_requantize,
     clamp_key,
@@ -45,6 +46,7 @@ from irc.backend.vector import (
     emit_float_clamp,
     emit_mul,
     lower_layer_norm,
+    lower_lrn,
     lower_lut,
     lower_pool,
     lower_requantize,
@@ -102,6 +104,9 @@ SOFTMAX = CommandSpec(  # three passes: the maximum, the exps and their sum, the
 LAYER_NORM = CommandSpec(  # four passes: the two sums, z, the weights and requantization
     tile.LayerNormOp, npu.LayerNormOp, "vector", lambda op: ([op.input, op.params], [op.output], 4)
 )
+LRN = CommandSpec(  # three passes: the window sums, the lookup, the product and requantization
+    tile.LRNOp, npu.LRNOp, "vector", lambda op: ([op.input, op.table], [op.output], 3)
+)
 QUANTIZE = CommandSpec(
     tile.QuantizeOp, npu.QuantizeOp, "vector", lambda op: ([op.input], [op.output], 1)
 )
@@ -111,7 +116,7 @@ DEQUANTIZE = CommandSpec(
 
 COMMANDS = (
     CONV, MATMUL, FILL, POOL, REQUANTIZE, ADD, MUL, ADDF, MULF, CLAMP, TRANSPOSE, RESIZE,
-    LUT, SOFTMAX, LAYER_NORM, QUANTIZE, DEQUANTIZE,
+    LUT, SOFTMAX, LAYER_NORM, LRN, QUANTIZE, DEQUANTIZE,
 )  # fmt: skip
 """Every tile compute op that becomes a command (copies become `npu.dma`s: the stream
 lowering's own, irc/stream/lowering.py)."""
@@ -315,6 +320,18 @@ ENTRIES: tuple[Entry, ...] = (
         lower=lower_layer_norm,
         in_place=True,
         commands=(LAYER_NORM,),
+    ),
+    Entry(
+        "lrn",
+        (qnn.LRNOp,),
+        "int8 (or int16) local response normalization across the channels (NHWC): "
+        "running window sums of squares, their function interpolated by octave in an "
+        "i32 table, three passes",
+        check=check_lrn,
+        layer=elementwise_op_layer,
+        lower=lower_lrn,
+        in_place=True,
+        commands=(LRN,),
     ),
     Entry(
         "requantize",

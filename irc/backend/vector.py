@@ -206,6 +206,8 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
         table_bytes = len(op.props().ints("table") or []) * element_bytes(op.results[0].type)
     elif isinstance(op, qnn.SoftmaxOp):
         table_bytes = 2 * len(op.props().ints("table") or [])  # i16 exps
+    elif isinstance(op, qnn.LRNOp):
+        table_bytes = 4 * len(op.props().ints("table") or [])  # i32 entries
     elif isinstance(op, qnn.RequantizeOp) and not per_channel:
         table_bytes = REQUANT_PAIR_BYTES
     return Layer(
@@ -229,7 +231,7 @@ def elementwise_op_layer(op: Operation, name: str) -> Layer:
         in_bytes=element_bytes(op.operands[0].type),
         out_bytes=element_bytes(op.results[0].type),
         quantized=quantized_element(op.results[0].type) is not None,
-        whole_channels=isinstance(op, qnn.SoftmaxOp | qnn.LayerNormOp),
+        whole_channels=isinstance(op, qnn.SoftmaxOp | qnn.LayerNormOp | qnn.LRNOp),
     )
 
 
@@ -442,6 +444,24 @@ def emit_layer_norm(
     )
 
 
+def emit_lrn(
+    b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
+) -> None:
+    # qnn.lrn: whole channel rows normalized by their window sums of squares
+    props = op.props()  # type: ignore[attr-defined]
+    b.em.add(
+        create(
+            tile.LRNOp,
+            [tiles[0], state["table"], out],
+            input_zero_point=zero_point_of(op.operands[0]) or None,
+            size=props.int("size"),
+            multiplier=props.int("multiplier"),
+            shift=props.int("shift"),
+            output_zero_point=zero_point_of(op.results[0]) or None,
+        )
+    )
+
+
 def emit_requantize(
     b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
 ) -> None:
@@ -531,6 +551,19 @@ def lower_layer_norm(lowering: FunctionLowering, op: Operation) -> None:
         axis=1,
     )
     lower_elementwise(lowering, op, emit_layer_norm, params=params)
+
+
+def check_lrn(op: Operation) -> list[str]:
+    """An LRN across the last axis: NHWC (its channels are the rows the vector unit
+    holds whole)."""
+    return channels_last(op, "local response normalizations")
+
+
+def lower_lrn(lowering: FunctionLowering, op: Operation) -> None:
+    """An LRN: its i32 table loaded into SRAM once, then every tile of whole channel
+    rows normalized."""
+    entries = np.asarray(op.props().ints("table") or [], dtype=np.int32)  # type: ignore[attr-defined]
+    lower_elementwise(lowering, op, emit_lrn, table=entries, table_element=i32)
 
 
 def lower_requantize(lowering: FunctionLowering, op: Operation) -> None:

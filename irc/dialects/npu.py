@@ -771,6 +771,21 @@ class LayerNormOp(tile.LayerNormFields, _VectorCommand):
 
 
 @irdl_op_definition
+class LRNOp(tile.LRNFields, _VectorCommand):
+    """Local response normalization across the last axis of an 8-bit (or i16) SRAM
+    buffer (as `tile.lrn`; an i32 table).
+
+    On the vector unit: three passes of `ceil(channels / lanes)` cycles per row (the
+    squares and their running window sums; the octave lookup and interpolation; the
+    product and requantization).
+
+        npu.lrn %in, %table, %out {input_zero_point = -128, size = 5, multiplier = 1073741824, shift = 27, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+    """
+
+    name = "npu.lrn"
+
+
+@irdl_op_definition
 class QuantizeOp(tile.CastFields, _VectorCommand):
     """Quantize an f32 tile to 8 bits (as `tile.quantize`): a model's float input.
 
@@ -973,6 +988,7 @@ NPU = Dialect(
         LutOp,
         SoftmaxOp,
         LayerNormOp,
+        LRNOp,
         QuantizeOp,
         DequantizeOp,
         HostCallOp,

@@ -934,6 +934,78 @@ class LayerNormOp(QNNOp):
             raise fail(f"epsilon_term {epsilon_term} is outside [0, 2^46]")
 
 
+@irdl_op_definition
+class LRNOp(QNNOp):
+    """Local response normalization of 8-bit (or symmetric 16-bit) values across the
+    channels, in integers: ONNX's x / (bias + alpha / size * sum of x^2 over a window
+    of `size` channels)^beta.
+
+    Each value at channel j (irc/ir/fixed_point.py's `lrn`, which documents the
+    bounds):
+
+        c = x - z_x                                the centred value
+        s = sum of c_i^2 over the window           i in [j - (size-1)//2, j + size//2]
+        u = max(s, 1), o = bit_length(u) - 1       s's octave
+        m = ((u << 18) >> o) - 2^18                its place in the octave, Q18
+        i = (o << B) + (m >> (18 - B))             B = 3 (8 segments an octave) for
+        p = m & (2^(18 - B) - 1)                   8-bit values, 6 (64) for 16-bit
+        f = table[i] + round_half_even((table[i+1] - table[i]) * p / 2^(18 - B))
+        out = requantize(c * f, multiplier, shift) the wide (48-bit) requantization
+
+    `table` entry (o << B) + j holds (bias + alpha / size * s_x^2 * s)^-beta at s = 2^o
+    * (1 + j / 2^B) in Q30 of its value at s = 1: 225 entries in [0, 2^30] for 8-bit
+    values, 2753 for 16-bit ones (`irc.quantize.scheme.lrn_parameters`, which also
+    gives the multiplier of s_x * f(1) / (2^30 * s_out)). Interpolating by octave
+    keeps every output within one step of ONNX's LRN in float64, however steep bias
+    and alpha make the function near s = 0. The channels are the last axis for
+    `layout = "nhwc"`, else axis 1.
+
+        %y = qnn.lrn %x {layout = "nhwc", size = 5, table = [1073741824, ...], multiplier = 1342172247, shift = 27}
+               : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.5:-128>>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-128>>
+    """
+
+    name = "qnn.lrn"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    layout = layout_prop()
+    LAYOUT_OPERANDS: ClassVar[tuple[int, ...]] = (0,)
+    size = prop_def(IntegerAttr.constr(type=I64))
+    table = prop_def(ints_constraint())
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+
+    def check(self, props: Props) -> None:
+        input_element = per_tensor(self.input.type, "the input")
+        output = per_tensor(self.result.type, "the result")
+        if 16 in (input_element.storage_bits.data, output.storage_bits.data):
+            check_symmetric_sixteen(self.name, input_element, output)
+        else:
+            eight_bit(input_element, "the input")
+            eight_bit(output, "the result")
+        shape = tuple(tensor_type(self.input).get_shape())
+        check_result_shape(self, shape)
+        if len(shape) < 3:
+            raise fail(f"lrn input must have rank >= 3, got shape {list(shape)}")
+        size = props.int("size") or 0
+        if not 1 <= size <= fixed_point.LRN_MAX_SIZE:
+            raise fail(f"'size' must be 1 to {fixed_point.LRN_MAX_SIZE}, got {size}")
+        bits = input_element.storage_bits.data
+        table = props.ints("table") or []
+        entries = fixed_point.lrn_table_entries(bits)
+        if len(table) != entries:
+            raise fail(
+                f"the table of {bits}-bit values has {len(table)} entries, expected {entries}"
+            )
+        for index, entry in enumerate(table):
+            if not 0 <= entry <= fixed_point.LRN_ONE:
+                raise fail(f"table entry #{index} is {entry}, outside [0, 2^30]")
+        multiplier, shift = props.int("multiplier"), props.int("shift")
+        assert multiplier is not None and shift is not None
+        problem = fixed_point.check_wide_multiplier(multiplier, shift)
+        if problem is not None:
+            raise fail(f"'multiplier': {problem}")
+
+
 # --------------------------------------------------------------------------------------
 # Pooling
 
@@ -1199,6 +1271,7 @@ QNN = Dialect(
         LutOp,
         SoftmaxOp,
         LayerNormOp,
+        LRNOp,
         MaxPoolOp,
         AveragePoolOp,
         GlobalAveragePoolOp,

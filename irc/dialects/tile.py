@@ -1455,9 +1455,57 @@ class LayerNormOp(LayerNormFields):
     name = "tile.layer_norm"
 
 
-def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
-    """The checks `tile.softmax` and `tile.layer_norm` share: 8-bit input and output
-    (or both i16) of one shape, a valid output multiplier and zero point."""
+class LRNFields(TileOp):
+    """The operands, properties and checks of `tile.lrn`, which the `npu` command of
+    the same name shares: an 8-bit input and output of one shape (or both i16), whose
+    last axis (the channels) the tile holds whole, and the i32 table of the window
+    sums' function (225 entries for 8-bit values, 2753 for i16)."""
+
+    input = operand_def(MemRefType)
+    table = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    input_zero_point = int_prop(0)
+    size = prop_def(IntegerAttr.constr(type=I64))
+    multiplier = prop_def(IntegerAttr.constr(type=I64))
+    shift = prop_def(IntegerAttr.constr(type=I64))
+    output_zero_point = int_prop(0)
+
+    def check(self, props: Props) -> None:
+        _check_row_op(self, props)
+        sixteen = element_of(self.input) == i16
+        entries = fixed_point.lrn_table_entries(16 if sixteen else 8)
+        if shape_of(self.table) != (entries,) or element_of(self.table) != i32:
+            raise fail(
+                f"the table of {element_of(self.input)} values must be {entries} i32 entries, "
+                f"got {buffer(self.table)}"
+            )
+        size = props.int("size") or 0
+        if not 1 <= size <= fixed_point.LRN_MAX_SIZE:
+            raise fail(f"'size' must be 1 to {fixed_point.LRN_MAX_SIZE}, got {size}")
+        check_in_range(props, "input_zero_point", element_of(self.input))
+        if sixteen and props.int("input_zero_point"):
+            raise fail("the input of an i16 lrn is symmetric: its zero point must be 0")
+
+
+@irdl_op_definition
+class LRNOp(LRNFields):
+    """Local response normalization across the last axis (the channels) of an 8-bit
+    (or i16) tile holding them whole, as `qnn.lrn` (irc/ir/fixed_point.py's `lrn`: the
+    window sums of squares of the centred values, their function interpolated in
+    `table` by octave, the wide product requantized by (`multiplier`, `shift`) to
+    `output_zero_point`).
+
+        tile.lrn %in, %table, %out {input_zero_point = -128, size = 5, multiplier = 1073741824, shift = 27, output_zero_point = -128}
+            : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+    """
+
+    name = "tile.lrn"
+
+
+def _check_row_op(op: SoftmaxFields | LayerNormFields | LRNFields, props: Props) -> None:
+    """The checks `tile.softmax`, `tile.layer_norm` and `tile.lrn` share: 8-bit input
+    and output (or both i16) of one shape, a valid output multiplier (one of a wide
+    accumulator for `tile.lrn`) and zero point."""
     elements = (element_of(op.input), element_of(op.output))
     if not (all(e in EIGHT_BIT for e in elements) or elements == (i16, i16)):
         raise fail(
@@ -1468,7 +1516,12 @@ def _check_row_op(op: SoftmaxFields | LayerNormFields, props: Props) -> None:
         raise fail(f"the output {buffer(op.output)} differs in shape from {buffer(op.input)}")
     multiplier, shift = props.int("multiplier"), props.int("shift")
     assert multiplier is not None and shift is not None
-    problem = fixed_point.check_multiplier(multiplier, shift)
+    check = (
+        fixed_point.check_wide_multiplier
+        if isinstance(op, LRNFields)
+        else (fixed_point.check_multiplier)
+    )
+    problem = check(multiplier, shift)
     if problem is not None:
         raise fail(f"'multiplier': {problem}")
     check_in_range(props, "output_zero_point", element_of(op.output))
@@ -1551,6 +1604,7 @@ TILE = Dialect(
         LutOp,
         SoftmaxOp,
         LayerNormOp,
+        LRNOp,
         QuantizeOp,
         DequantizeOp,
     ],

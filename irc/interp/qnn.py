@@ -311,6 +311,29 @@ class QNNFunctions(InterpreterFunctions):
         )
         return (result.astype(_result_dtype(op)),)
 
+    @impl(qnn.LRNOp)
+    def run_lrn(self, interpreter: Interpreter, op: qnn.LRNOp, args: PythonValues) -> PythonValues:
+        props = op.props()
+        output, input_element = _element(op.result.type), _element(op.input.type)
+        low, high = output.storage_range
+        channels_last = props.str("layout") == "nhwc"
+        source = args[0] if channels_last else np.moveaxis(args[0], 1, -1)
+        result = fixed_point.lrn(
+            source,
+            input_element.zero_point_values[0],
+            props.int("size") or 1,
+            np.asarray(props.ints("table"), dtype=np.int64),
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            output.zero_point_values[0],
+            low,
+            high,
+            bits=input_element.storage_bits.data,
+        )
+        if not channels_last:
+            result = np.moveaxis(result, -1, 1)
+        return (np.ascontiguousarray(result).astype(_result_dtype(op)),)
+
     # ---- pooling ---------------------------------------------------------------------------
 
     @impl(qnn.MaxPoolOp)

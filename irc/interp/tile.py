@@ -553,6 +553,26 @@ class TileFunctions(InterpreterFunctions):
         _store(output, result)
         return ()
 
+    @impl(tile.LRNOp)
+    def run_lrn(self, interpreter: Interpreter, op: tile.LRNOp, args: PythonValues) -> PythonValues:
+        source, table, output = args
+        props = op.props()
+        low, high = tile.storage_range(tile.element_of(op.output))
+        result = fixed_point.lrn(
+            source,
+            props.int("input_zero_point") or 0,
+            props.int("size") or 1,
+            np.asarray(table, dtype=np.int64),
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            props.int("output_zero_point") or 0,
+            low,
+            high,
+            bits=source.dtype.itemsize * 8,
+        )
+        _store(output, result)
+        return ()
+
     @impl(tile.ResizeOp)
     def run_resize(
         self, interpreter: Interpreter, op: tile.ResizeOp, args: PythonValues

@@ -534,3 +534,110 @@ def layer_norm(
     return requantize(
         accumulator, multiplier, shift, zero_point, clamp_min, clamp_max, wide=bits == 16
     )
+
+
+# --------------------------------------------------------------------------------------
+# Local response normalization
+
+LRN_SEGMENT_BITS = {8: 3, 16: 6}
+"""An LRN's table has 2^3 = 8 entries per octave of the window sum of squares for
+8-bit values, 2^6 = 64 for 16-bit ones (whose outputs have 256 times finer steps)."""
+
+LRN_OCTAVES = {8: 28, 16: 43}
+"""The octaves of window sums an LRN's table spans, s in [1, 2^28) for 8-bit values
+and [1, 2^43) for 16-bit ones: windows of up to `LRN_MAX_SIZE` squares of at most
+255^2 and 2^30."""
+
+LRN_FRACTION_BITS = 30
+"""The table's entries are (bias + k * s)^-beta in Q30 of its largest value."""
+
+LRN_ONE = 1 << LRN_FRACTION_BITS
+"""The largest entry of an LRN's table."""
+
+LRN_MAX_SIZE = 1 << 12
+"""The widest channel window."""
+
+LRN_RANGE_BITS = {8: 22, 16: 14}
+"""How many octaves the function may fall over the window sums an LRN can have: its
+smallest entry keeps at least 8 bits (16 for 16-bit values) of the Q30 scale. A
+steeper one (a bias near 0) is left in float by the lowering."""
+
+LRN_MANTISSA_BITS = 18
+"""The fraction bits of a window sum within its octave (u * 2^18 < 2^61)."""
+
+
+def lrn_table_entries(bits: int) -> int:
+    """The entries of the table of an LRN of `bits`-bit values: one at each segment's
+    start, and one at the end of the last octave (225 for 8-bit values, 2753 for
+    16-bit ones)."""
+    return (LRN_OCTAVES[bits] << LRN_SEGMENT_BITS[bits]) + 1
+
+
+def lrn(
+    stored: np.ndarray,
+    input_zero_point: int,
+    size: int,
+    table: np.ndarray,
+    multiplier: int,
+    shift: int,
+    zero_point: int,
+    clamp_min: int,
+    clamp_max: int,
+    bits: int = 8,
+) -> np.ndarray:
+    """The integer local response normalization of 8- or 16-bit values across the
+    last axis (the channels), as int64.
+
+    ONNX's LRN is x / (bias + alpha / size * sum of x^2 over a window of `size`
+    channels)^beta; in integers, each value at channel j:
+
+        c = x - z_x                             centred, |c| <= 255 (2^15 for
+                                                symmetric 16-bit values)
+        s = sum(c_i^2),                         the window's sum of squares, int64,
+            i in [j - (size-1)//2, j + size//2] s < 2^28 (2^43 for 16-bit values;
+            within the channels                 size <= 4096)
+        u = max(s, 1), o = bit_length(u) - 1    u's octave: u in [2^o, 2^(o+1))
+        m = ((u << 18) >> o) - 2^18             u's place in its octave, Q18
+        i = (o << B) + (m >> P), p = m & (2^P - 1)
+                                                the segment (2^B an octave, B = 3 for
+                                                8-bit values, 6 for 16-bit ones; P =
+                                                18 - B) and the place in it, QP
+        f = table[i] + round_half_even((table[i+1] - table[i]) * p / 2^P)
+                                                (bias + k * s)^-beta in Q30 of the
+                                                table's largest value
+        acc = c * f                             a wide accumulator, |acc| < 2^46
+        out = requantize(acc, multiplier, shift, zero_point, clamp_min, clamp_max, wide)
+
+    with k = alpha / size * s_x^2. Table entry i = (o << B) + j holds the function at
+    s = 2^o * (1 + j / 2^B), so the interpolation is linear in s within each segment of
+    an octave, whatever bias and alpha make of the function's steepness (a sum of 0
+    has c = 0: its output is the zero point). irc/quantize/scheme.py's
+    `lrn_parameters` makes the table and the multiplier of s_x * f_max / (2^30 *
+    s_out).
+    """
+    values = np.asarray(stored).astype(np.int64) - int(input_zero_point)
+    if values.size == 0:
+        return values
+    before, after = (size - 1) // 2, size // 2
+    widths = [(0, 0)] * (values.ndim - 1) + [(before + 1, after)]
+    # Window sums by a running sum: the sum up to the window's end less the sum
+    # before its start (exact in int64).
+    running = np.cumsum(np.pad(values * values, widths), axis=-1)
+    channels = values.shape[-1]
+    sums = np.maximum(running[..., size : size + channels] - running[..., :channels], 1)
+    # bit_length - 1, exactly: frexp of a float64 holding an integer below 2^53.
+    octave = np.frexp(sums.astype(np.float64))[1].astype(np.int64) - 1
+    mantissa = np.right_shift(np.left_shift(sums, LRN_MANTISSA_BITS), octave)
+    mantissa -= 1 << LRN_MANTISSA_BITS
+    segment_bits = LRN_SEGMENT_BITS[bits]
+    place_bits = LRN_MANTISSA_BITS - segment_bits
+    index = np.left_shift(octave, segment_bits) + np.right_shift(mantissa, place_bits)
+    place = np.bitwise_and(mantissa, (1 << place_bits) - 1)
+    entries = np.asarray(table, dtype=np.int64)
+    base = entries[index]
+    factor = base + _shift_half_to_even(
+        (entries[index + 1] - base) * place, np.asarray(place_bits, dtype=np.int64)
+    )
+    return requantize(
+        values * factor, multiplier, shift, zero_point, clamp_min, clamp_max, wide=True
+    )

@@ -18,11 +18,13 @@ What each op becomes depends on its role (`ROLES`):
   per tensor, each with its own calibrated range; constant operands by their data.
 - **lookup** (sigmoid, tanh, hard_swish, ...): int8 in, int8 out, each with its own
   range: lowering makes a 256-entry table of it.
-- **normalize** (softmax, layer_norm): int8 in, int8 out over whole rows of the last
-  axis, the input with its calibrated range, the result with its own (over [0, 1] for
-  probabilities); a layer norm's scale and bias stay float constants: lowering makes
-  an integer `qnn.softmax` (an exp table, an integer sum and reciprocal) or
-  `qnn.layer_norm` (integer statistics, gamma and beta folded into its weights).
+- **normalize** (softmax, layer_norm, lrn): int8 in, int8 out over whole rows of the
+  last axis (an LRN's window of channels), the input with its calibrated range, the
+  result with its own (over [0, 1] for probabilities); a layer norm's scale and bias
+  stay float constants: lowering makes an integer `qnn.softmax` (an exp table, an
+  integer sum and reciprocal), `qnn.layer_norm` (integer statistics, gamma and beta
+  folded into its weights) or `qnn.lrn` (window sums of squares, their function
+  through a table by octave).
 - **shared** (max pooling, reshape, transpose, pad, slice, split, squeeze, unsqueeze,
   flatten, resize, depth_to_space, relu, clip, identity): the op moves or selects
   values, or (a linear resize) interpolates between them, so its results have the
@@ -37,7 +39,7 @@ over the union of its members' calibrated ranges. Each quantized value gets one
 (its float value no longer exists in the int8 model).
 
 An op stays float, between `dcast` and `qcast`, when it has no quantized form
-(LRN, log_softmax, ...), when it is excluded by name (`exclude-names`: its location name,
+(log_softmax, ...), when it is excluded by name (`exclude-names`: its location name,
 the ONNX node name, or `file:line:col` for parsed IR) or by op type (`exclude-ops`:
 `conv` or `nn.conv`), when its weights or bias are not constants, when its fused
 activation is not a clamp (leaky_relu, hard_swish, sigmoid: run `graph-opt
@@ -101,8 +103,8 @@ class Role(StrEnum):
     LOOKUP = "lookup"
     """An elementwise function of one int8 input: a lookup table."""
     NORMALIZE = "normalize"
-    """A function of whole rows of one int8 input (softmax): input and result per
-    tensor, each with its own range."""
+    """A function of whole rows of one int8 input (softmax, layer norm, LRN): input
+    and result per tensor, each with its own range."""
     SHARED = "shared"
     """Moves or selects values: the results have the input's type."""
     CONCAT = "concat"
@@ -138,6 +140,7 @@ ROLES: dict[type[Operation], Role] = {
     nn.SoftmaxOp: Role.NORMALIZE,
     nn.MaskedSoftmaxOp: Role.NORMALIZE,
     nn.LayerNormOp: Role.NORMALIZE,
+    nn.LRNOp: Role.NORMALIZE,
     nn.MaxPoolOp: Role.SHARED,
     nn.GlobalMaxPoolOp: Role.SHARED,
     nn.ReduceMaxOp: Role.SHARED,

@@ -373,3 +373,65 @@ def layer_norm_parameters(
         "multiplier": multiplier,
         "shift": shift,
     }
+
+
+def lrn_parameters(
+    input_element: UniformQuantizedType,
+    output_element: UniformQuantizedType,
+    size: int,
+    alpha: float,
+    beta: float,
+    bias: float,
+) -> dict[str, object]:
+    """The table and output multiplier of a `qnn.lrn` (irc/ir/fixed_point.py's
+    `lrn`): entry i = (o << B) + j holds f(2^o * (1 + j / 2^B)) (B = 3 for 8-bit values,
+    6 for 16-bit ones) for f(s) = (bias + alpha /
+    size * s_x^2 * s)^-beta in Q30 of its largest value f(1), each entry less half the
+    interpolation's error at its segment's midpoint (as `build_lut16`), computed with
+    `math.pow` (the same on every CPU); the multiplier is that of s_x * f(1) / (2^30 *
+    s_out). Raises ValueError unless alpha, beta and bias are non-negative and f(1)
+    is finite (irc's integer LRN normalizes: it divides by a sum that grows with s),
+    and when f falls by more than 2^`LRN_RANGE_BITS` over the possible window sums
+    (its entries would lose the bits that the output steps need)."""
+    import math
+
+    from irc.ir.fixed_point import LRN_ONE, LRN_RANGE_BITS, LRN_SEGMENT_BITS, lrn_table_entries
+
+    input_scale = float(input_element.scale_values[0])
+    k = alpha / size * input_scale * input_scale
+    if not (alpha >= 0 and beta >= 0 and bias >= 0 and bias + k > 0):
+        raise ValueError(
+            f"alpha {alpha}, beta {beta} and bias {bias}: the integer LRN takes non-negative "
+            "ones with a positive bias + alpha / size * s_x^2"
+        )
+
+    bits = input_element.storage_bits.data
+    segments = 1 << LRN_SEGMENT_BITS[bits]
+    entries = lrn_table_entries(bits)
+
+    def sum_at(position: int) -> float:
+        # The window sum at a place in the table: `segments` an octave.
+        octave, segment = divmod(position, segments)
+        return math.ldexp(1.0 + segment / segments, octave)
+
+    def function(s: float) -> float:
+        return math.pow(bias + k * s, -beta)
+
+    low, high = input_element.storage_range
+    zero_point = int(input_element.zero_point_values[0])
+    largest_sum = size * max(high - zero_point, zero_point - low) ** 2
+    fall = function(1.0) / function(float(largest_sum))
+    if fall > 2.0 ** LRN_RANGE_BITS[bits]:
+        raise ValueError(
+            f"its function falls by a factor of {fall:.3g} over the window sums (bias "
+            f"{bias}): more than the 2^{LRN_RANGE_BITS[bits]} the table's Q30 entries resolve"
+        )
+    scale = LRN_ONE / function(1.0)  # f decreases: its largest value is at s = 1
+    samples = np.array([scale * function(sum_at(i)) for i in range(entries)])
+    midpoints = np.array(
+        [scale * function((sum_at(i) + sum_at(i + 1)) / 2) for i in range(entries - 1)]
+    )
+    table = _midpoint_corrected(samples, midpoints, 0, LRN_ONE)
+    real = input_scale / (scale * float(output_element.scale_values[0]))
+    multiplier, shift = quantize_multiplier(real)
+    return {"table": [int(entry) for entry in table], "multiplier": multiplier, "shift": shift}

@@ -74,7 +74,7 @@ The levels compared (`check_graph`)
    to integer ops, the ops the target cannot run marked for the host: the integer
    reference. It must run;
 4. `tile`: `plan-tiles`, `plan-ddr`, `lower-to-tile` for the target (`--target auto`,
-   the default: edge-2tops for a graph with a softmax, an erf or a matmul of two
+   the default: edge-2tops for a graph with a softmax, an erf, an LRN or a matmul of two
    computed values, for the int16 seeds, and every fourth other seed, npu-demo for
    the rest; or the one
    `--target` names). The seed turns channel alignment and double buffering
@@ -753,6 +753,17 @@ def _global_max_pool(g: _Graph, x: _Tensor) -> _Tensor | None:
     return g.emit("GlobalMaxPool", [x.name], (*x.shape[:2], 1, 1))
 
 
+def _lrn(g: _Graph, x: _Tensor) -> _Tensor | None:
+    """ONNX's LRN across the channels of a 4-D map: AlexNet's constants, or stronger
+    ones (the integer form's table is steeper); odd windows (onnxruntime takes no
+    others)."""
+    if len(x.shape) != 4:
+        return None
+    alpha, beta, bias = g.pick([(1e-4, 0.75, 1.0), (0.5, 0.75, 2.0), (1.0, 0.5, 1.0)])
+    size = g.pick([1, 3, 5])
+    return g.emit("LRN", [x.name], x.shape, size=size, alpha=alpha, beta=beta, bias=bias)
+
+
 def _reduce(op_type: str) -> OpBuilder:
     def build(g: _Graph, x: _Tensor) -> _Tensor | None:
         if len(x.shape) != 4:
@@ -831,6 +842,7 @@ OPS: dict[str, tuple[float, OpBuilder]] = {
     "Slice": (0.7, _slice),
     "Split": (0.5, _split),
     "GlobalMaxPool": (0.3, _global_max_pool),
+    "LRN": (0.3, _lrn),
     "ReduceSum": (0.3, _reduce("ReduceSum")),
     "ReduceMax": (0.3, _reduce("ReduceMax")),
     "DepthToSpace": (0.4, _depth_to_space),
@@ -1341,16 +1353,16 @@ softmax, layer norm, GELU): `--target auto` runs transformer graphs on it."""
 
 
 def choose_target(model: onnx.ModelProto, seed: int) -> str:
-    """`--target auto`: edge-2tops for a graph with a softmax, an erf or a matmul of two
-    computed values, for a seed with int16 activations (`quantize_config`), and every
-    fourth other graph, so that the NPU runs attention, layer norms, GELUs and 16-bit
-    layers; npu-demo (no int16) for the rest."""
+    """`--target auto`: edge-2tops for a graph with a softmax, an erf, an LRN or a
+    matmul of two computed values, for a seed with int16 activations
+    (`quantize_config`), and every fourth other graph, so that the NPU runs attention,
+    layer norms, GELUs, LRNs and 16-bit layers; npu-demo (no int16) for the rest."""
     config = quantize_config(seed)
     if config.activations == "int16" or config.int16_ops:
         return TRANSFORMER_TARGET
     constants = {tensor.name for tensor in model.graph.initializer}
     for node in model.graph.node:
-        if node.op_type in ("Softmax", "Erf"):
+        if node.op_type in ("Softmax", "Erf", "LRN"):
             return TRANSFORMER_TARGET
         if node.op_type == "MatMul" and not constants & set(node.input):
             return TRANSFORMER_TARGET

@@ -12,6 +12,7 @@ quantized values, with the quantized types of the casts (`LOWERINGS`):
     div by a positive constant scalar   -> qnn.requantize (the divisor in its scale)
     softmax, masked_softmax (last axis) -> qnn.softmax (the mask an i8 constant)
     layer_norm (last axis)              -> qnn.layer_norm
+    lrn                                 -> qnn.lrn
     average_pool, global_average_pool   -> qnn.average_pool, qnn.global_average_pool
     max_pool, global_max_pool           -> qnn.max_pool
     relu, clip                          -> qnn.clamp
@@ -758,6 +759,21 @@ def lower_lookup(lowering: Lowering) -> list[SSAValue]:
     return [lowering.add(lut).results[0]]
 
 
+def _row_op_elements(
+    match: QDQMatch, what: str
+) -> tuple[UniformQuantizedType, UniformQuantizedType]:
+    """The per-tensor input and result types of an integer softmax, layer norm or LRN
+    (`what`): both 8-bit, or both symmetric int16."""
+    input_element = _per_tensor(match.element(0), "the input")
+    output = _per_tensor(match.output_element(), "the result")
+    bits = {input_element.storage_bits.data, output.storage_bits.data}
+    if bits not in ({8}, {16}):
+        raise NotLowerable(f"the integer {what} maps 8-bit values to 8-bit ones, or 16 to 16")
+    if bits == {16} and (input_element.zero_point_values[0] or output.zero_point_values[0]):
+        raise NotLowerable(f"the 16-bit integer {what} maps symmetric int16 values")
+    return input_element, output
+
+
 def lower_softmax(lowering: Lowering) -> list[SSAValue]:
     # dcast(x) -> nn.softmax (last axis) -> qcast  =>  qnn.softmax
     # dcast(x) -> nn.masked_softmax(x, mask) -> qcast  =>  qnn.softmax(x, mask as i8)
@@ -774,13 +790,7 @@ def lower_softmax(lowering: Lowering) -> list[SSAValue]:
     axis = op.props().int("axis")
     if rank == 0 or nn.normalize_axis(-1 if axis is None else axis, rank) != rank - 1:
         raise NotLowerable("the integer softmax normalizes the last axis")
-    input_element = _per_tensor(match.element(0), "the input")
-    output = _per_tensor(match.output_element(), "the result")
-    bits = {input_element.storage_bits.data, output.storage_bits.data}
-    if bits not in ({8}, {16}):
-        raise NotLowerable("the integer softmax maps 8-bit values to 8-bit ones, or 16 to 16")
-    if bits == {16} and (input_element.zero_point_values[0] or output.zero_point_values[0]):
-        raise NotLowerable("the 16-bit integer softmax maps symmetric int16 values")
+    input_element, output = _row_op_elements(match, "softmax")
     properties = scheme.softmax_parameters(input_element, output)
     softmax = qnn.SoftmaxOp.build(
         operands,
@@ -813,13 +823,7 @@ def lower_layer_norm(lowering: Lowering) -> list[SSAValue]:
         if data is None:
             raise NotLowerable("its scale and bias are not constants with data")
         affine.append(np.broadcast_to(np.asarray(data, np.float64).reshape(-1), (channels,)))
-    input_element = _per_tensor(match.element(0), "the input")
-    output = _per_tensor(match.output_element(), "the result")
-    bits = {input_element.storage_bits.data, output.storage_bits.data}
-    if bits not in ({8}, {16}):
-        raise NotLowerable("the integer layer norm maps 8-bit values to 8-bit ones, or 16 to 16")
-    if bits == {16} and (input_element.zero_point_values[0] or output.zero_point_values[0]):
-        raise NotLowerable("the 16-bit integer layer norm maps symmetric int16 values")
+    input_element, output = _row_op_elements(match, "layer norm")
     epsilon = op.props().float("epsilon")
     params = scheme.layer_norm_parameters(
         input_element, output, affine[0], affine[1], 1e-5 if epsilon is None else epsilon
@@ -836,6 +840,38 @@ def lower_layer_norm(lowering: Lowering) -> list[SSAValue]:
         [match.output_type()],
     )
     return [lowering.add(norm).results[0]]
+
+
+def lower_lrn(lowering: Lowering) -> list[SSAValue]:
+    # dcast(x) -> nn.lrn -> qcast  =>  qnn.lrn (the window sums' function in a table)
+    op, match = lowering.op, lowering.match
+    props = op.props()
+    size = props.int("size") or 1
+    if size > fixed_point.LRN_MAX_SIZE:
+        raise NotLowerable(f"a window of more than {fixed_point.LRN_MAX_SIZE} channels")
+    input_element, output = _row_op_elements(match, "LRN")
+    alpha, beta, bias = (props.float(name) for name in ("alpha", "beta", "bias"))
+    try:
+        params = scheme.lrn_parameters(
+            input_element,
+            output,
+            size,
+            1e-4 if alpha is None else alpha,
+            0.75 if beta is None else beta,
+            1.0 if bias is None else bias,
+        )
+    except ValueError as error:
+        raise NotLowerable(str(error)) from None
+    properties: dict[str, Attribute | None] = {
+        "size": _int(size),
+        "table": _ints(params["table"]),  # type: ignore[arg-type]
+        "multiplier": _int(params["multiplier"]),  # type: ignore[arg-type]
+        "shift": _int(params["shift"]),  # type: ignore[arg-type]
+    }
+    if "layout" in op.properties:
+        properties["layout"] = op.properties["layout"]
+    lrn = qnn.LRNOp.build([match.input(0)], properties, [match.output_type()])
+    return [lowering.add(lrn).results[0]]
 
 
 def _float_function(op: nn.NNOp) -> Callable[[np.ndarray], np.ndarray]:
@@ -931,6 +967,7 @@ LOWERINGS: dict[type[nn.NNOp], Callable[[Lowering], list[SSAValue]]] = {
     nn.MaskedSoftmaxOp: lower_softmax,
     nn.DivOp: lower_div,
     nn.LayerNormOp: lower_layer_norm,
+    nn.LRNOp: lower_lrn,
     # Every op the quantizer tabulates (Role.LOOKUP) becomes a qnn.lut.
     **{
         op_type: lower_lookup

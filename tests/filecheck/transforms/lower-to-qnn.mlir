@@ -157,6 +157,38 @@ func.func @softmax(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
 
 // -----
 
+// An LRN becomes an integer qnn.lrn (either layout): the table of its denominator's
+// power by octave of the window sum, the wide multiplier of s_x * f(1) / (2^30 * s_out).
+// One without a bias over 16-bit values would fall too far for the table's Q30
+// entries: it stays float.
+
+// CHECK-LABEL: func.func @lrn(
+// CHECK-NEXT:    %x_q = quant.qcast %x
+// CHECK-NEXT:    %n_q = qnn.lrn %x_q {layout = "nhwc", multiplier = 1342172247, shift = 27, size = 5, table = [1073741824, {{.*}}]} : (tensor<1x2x2x16x!quant.uniform<i8:f32, 0.5:-128>>) -> tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>>
+// CHECK-NEXT:    %n_dq = quant.dcast %n_q
+// CHECK:         %c_q = qnn.lrn %x_q {multiplier = {{.*}}, shift = {{.*}}, size = 3, table = [{{.*}}]} : (tensor<1x2x2x16x!quant.uniform<i8:f32, 0.5:-128>>) -> tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>>
+// CHECK:         nn.lrn %y_dq
+// expected-remark @+1 {{lower-to-qnn: 2 ops lowered, 1 float}}
+func.func @lrn(%x: tensor<1x2x2x16xf32>, %y: tensor<1x2x2x16xf32>) -> (tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>) {
+  %x_q = quant.qcast %x : tensor<1x2x2x16xf32> to tensor<1x2x2x16x!quant.uniform<i8:f32, 0.5:-128>>
+  %x_dq = quant.dcast %x_q : tensor<1x2x2x16x!quant.uniform<i8:f32, 0.5:-128>> to tensor<1x2x2x16xf32>
+  %n = nn.lrn %x_dq {layout = "nhwc", size = 5} : tensor<1x2x2x16xf32>
+  %n_q = quant.qcast %n : tensor<1x2x2x16xf32> to tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>>
+  %n_dq = quant.dcast %n_q : tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>> to tensor<1x2x2x16xf32>
+  %c = nn.lrn %x_dq {size = 3, alpha = 0.5 : f32, bias = 2.0 : f32} : tensor<1x2x2x16xf32>
+  %c_q = quant.qcast %c : tensor<1x2x2x16xf32> to tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>>
+  %c_dq = quant.dcast %c_q : tensor<1x2x2x16x!quant.uniform<i8:f32, 0.1:-128>> to tensor<1x2x2x16xf32>
+  %y_q = quant.qcast %y : tensor<1x2x2x16xf32> to tensor<1x2x2x16x!quant.uniform<i16:f32, 1.0e-3>>
+  %y_dq = quant.dcast %y_q : tensor<1x2x2x16x!quant.uniform<i16:f32, 1.0e-3>> to tensor<1x2x2x16xf32>
+  // expected-note @+1 {{stays float: its function falls by a factor of}}
+  %z = nn.lrn %y_dq {layout = "nhwc", size = 3, alpha = 1.0 : f32, beta = 1.0 : f32, bias = 0.0 : f32} : tensor<1x2x2x16xf32>
+  %z_q = quant.qcast %z : tensor<1x2x2x16xf32> to tensor<1x2x2x16x!quant.uniform<i16:f32, 1.0e-3>>
+  %z_dq = quant.dcast %z_q : tensor<1x2x2x16x!quant.uniform<i16:f32, 1.0e-3>> to tensor<1x2x2x16xf32>
+  func.return %n_dq, %c_dq, %z_dq : tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>
+}
+
+// -----
+
 // A layer norm over the last axis with constant gamma and beta becomes an integer
 // qnn.layer_norm: gamma * 2^Q as weights (Q = 10: |w| < 2^11), beta * 2^(11 + Q) as
 // biases, the epsilon term round(n^2 * eps / s_x^2) = round(16 * 1e-5 / 0.0025) = 0;

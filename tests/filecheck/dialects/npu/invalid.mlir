@@ -724,3 +724,13 @@ func.func @resize_axes() attributes {npu.sram_bytes = 4096} {
   npu.resize %x, %y {axes = [1, 1], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @lrn_table() attributes {npu.sram_bytes = 4096} {
+  %x = npu.view sram[0] : memref<4x16xi8, "sram">
+  %t = npu.view sram[64] : memref<224xi32, "sram">
+  // expected-error @+1 {{the table of i8 values must be 225 i32 entries, got memref<224xi32, "sram">}}
+  npu.lrn %x, %t, %x {size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi8, "sram">, memref<224xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}

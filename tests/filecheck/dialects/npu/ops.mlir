@@ -200,12 +200,15 @@ func.func @rows() attributes {npu.sram_bytes = 4096} {
   %p = npu.view sram[640] : memref<16x2xi32, "sram">
   %f = npu.view sram[768] : memref<4x16xf32, "sram">
   %m = npu.view sram[1024] : memref<1x16xi8, "sram">
+  %lrn_table = npu.view sram[1088] : memref<225xi32, "sram">
   // CHECK: npu.softmax %x, %table, %y {multiplier = 2139095040, output_zero_point = -128, shift = 7} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   npu.softmax %x, %table, %y {multiplier = 2139095040, shift = 7, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: npu.softmax %x, %m, %table, %y {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<1x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   npu.softmax %x, %m, %table, %y {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<1x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: npu.layer_norm %x, %p, %y {epsilon_term = 4, input_zero_point = 3, multiplier = 2137224968, output_zero_point = -2, shift = 15} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
   npu.layer_norm %x, %p, %y {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
+  // CHECK-NEXT: npu.lrn %x, %lrn_table, %y {input_zero_point = -128, multiplier = 1342172247, output_zero_point = -128, shift = 27, size = 5} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+  npu.lrn %x, %lrn_table, %y {input_zero_point = -128, size = 5, multiplier = 1342172247, shift = 27, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: npu.quantize %f, %y {scale = 0.0078125, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
   npu.quantize %f, %y {scale = 0.0078125 : f32, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: npu.dequantize %y, %f {scale = 0.0078125, zero_point = -128} : memref<4x16xi8, "sram">, memref<4x16xf32, "sram">

@@ -556,3 +556,43 @@ func.func @softmax_16_bit_table(%a: memref<4x8xi16, "sram">, %t: memref<256xi16,
   tile.softmax %a, %t, %a {multiplier = 2147418114, shift = 0} : memref<4x8xi16, "sram">, memref<256xi16, "sram">, memref<4x8xi16, "sram">
   func.return
 }
+
+// -----
+
+func.func @lrn_table(%x: memref<4x16xi8, "sram">, %t: memref<225xi16, "sram">) {
+  // expected-error @+1 {{the table of i8 values must be 225 i32 entries, got memref<225xi16, "sram">}}
+  tile.lrn %x, %t, %x {size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi8, "sram">, memref<225xi16, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lrn_16_table(%x: memref<4x16xi16, "sram">, %t: memref<225xi32, "sram">) {
+  // expected-error @+1 {{the table of i16 values must be 2753 i32 entries, got memref<225xi32, "sram">}}
+  tile.lrn %x, %t, %x {size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi16, "sram">, memref<225xi32, "sram">, memref<4x16xi16, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lrn_size(%x: memref<4x16xi8, "sram">, %t: memref<225xi32, "sram">) {
+  // expected-error @+1 {{'size' must be 1 to 4096, got 5000}}
+  tile.lrn %x, %t, %x {size = 5000, multiplier = 1342172247, shift = 27} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lrn_wide_multiplier(%x: memref<4x16xi8, "sram">, %t: memref<225xi32, "sram">) {
+  // expected-error @+1 {{'multiplier': shift -15 is below -14: a wide accumulator needs a right shift}}
+  tile.lrn %x, %t, %x {size = 5, multiplier = 1342172247, shift = -15} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @lrn_16_zero_point(%x: memref<4x16xi16, "sram">, %t: memref<2753xi32, "sram">) {
+  // expected-error @+1 {{the input of an i16 lrn is symmetric: its zero point must be 0}}
+  tile.lrn %x, %t, %x {input_zero_point = 2, size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi16, "sram">, memref<2753xi32, "sram">, memref<4x16xi16, "sram">
+  func.return
+}

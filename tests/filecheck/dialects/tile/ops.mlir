@@ -104,9 +104,9 @@ func.func @movement(%a: memref<2x3x4xi8, "sram">, %b: memref<2x4x3xi8, "sram">, 
 }
 
 // Whole-row ops: the integer softmax with its i16 exp table, the layer norm with its
-// (weight, bias) pairs, and the float edges' casts.
+// (weight, bias) pairs, the LRN with its i32 table, and the float edges' casts.
 // CHECK-LABEL: func.func @rows
-func.func @rows(%x: memref<4x16xi8, "sram">, %m: memref<1x16xi8, "sram">, %table: memref<256xi16, "sram">, %p: memref<16x2xi32, "sram">, %y: memref<4x16xi8, "sram">, %f: memref<4x16xf32, "sram">) {
+func.func @rows(%x: memref<4x16xi8, "sram">, %m: memref<1x16xi8, "sram">, %table: memref<256xi16, "sram">, %p: memref<16x2xi32, "sram">, %y: memref<4x16xi8, "sram">, %f: memref<4x16xf32, "sram">, %lrn_table: memref<225xi32, "sram">) {
   // CHECK-NEXT: tile.softmax %x, %table, %y {multiplier = 2139095040, output_zero_point = -128, shift = 7} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   tile.softmax %x, %table, %y {multiplier = 2139095040, shift = 7, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   // With a mask (1 leaves an element out), one row broadcast to every row.
@@ -114,6 +114,9 @@ func.func @rows(%x: memref<4x16xi8, "sram">, %m: memref<1x16xi8, "sram">, %table
   tile.softmax %x, %m, %table, %y {multiplier = 2139095040, shift = 7} : memref<4x16xi8, "sram">, memref<1x16xi8, "sram">, memref<256xi16, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: tile.layer_norm %x, %p, %y {epsilon_term = 4, input_zero_point = 3, multiplier = 2137224968, output_zero_point = -2, shift = 15} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
   tile.layer_norm %x, %p, %y {input_zero_point = 3, epsilon_term = 4, multiplier = 2137224968, shift = 15, output_zero_point = -2} : memref<4x16xi8, "sram">, memref<16x2xi32, "sram">, memref<4x16xi8, "sram">
+  // The LRN across the 16 channels of each row, its i32 table of 225 entries.
+  // CHECK-NEXT: tile.lrn %x, %lrn_table, %y {input_zero_point = -128, multiplier = 1342172247, output_zero_point = -128, shift = 27, size = 5} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
+  tile.lrn %x, %lrn_table, %y {input_zero_point = -128, size = 5, multiplier = 1342172247, shift = 27, output_zero_point = -128} : memref<4x16xi8, "sram">, memref<225xi32, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: tile.quantize %f, %y {scale = 0.0078125, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
   tile.quantize %f, %y {scale = 0.0078125 : f32, zero_point = -128} : memref<4x16xf32, "sram">, memref<4x16xi8, "sram">
   // CHECK-NEXT: tile.dequantize %y, %f {scale = 0.0078125, zero_point = -128} : memref<4x16xi8, "sram">, memref<4x16xf32, "sram">
