@@ -7,6 +7,8 @@ integer reference (the `qnn` module in the interpreter)."""
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from test_compile_placement import assert_bit_exact, compiled
+
+from irc.driver.report import layers_csv
 
 
 def _model(path: Path, nodes: list, inputs: list, outputs: list, constants: dict) -> Path:
@@ -149,3 +153,26 @@ def test_a_nearest_upsampling_is_dma_or_a_gather_on_the_npu(
 def test_reductions_and_a_large_global_max_pool_are_pools_on_the_npu(tmp_path: Path) -> None:
     commands = _compile_on_the_npu(reductions_model(tmp_path), tmp_path)
     assert "npu.pool" in commands
+
+
+def test_a_channels_last_map_made_channels_first_is_read_once(tmp_path: Path) -> None:
+    """A conv to 2 channels whose NCHW output is the NPU's NHWC map transposed: the
+    transpose is tiled by its source (each box whole rows of 2-channel pixels, read in
+    one run), so DMA reads each byte once; tiled by the output, each box of a plane's
+    rows read one byte a burst, 64 times the tensor (npu-demo's bursts are 64 bytes).
+    Bit for bit the integer reference."""
+    rng = np.random.default_rng(4)
+    model = _model(
+        tmp_path / "to_nchw.onnx",
+        [_conv("y", "x", "w")],
+        [_value("x", [1, 1, 64, 64])],
+        [_value("y", [1, 2, 64, 64])],
+        {"w": _weights(rng, 2, 1, 3, 3)},
+    )
+    result, package = compiled(model, "npu-demo", tmp_path)
+    assert_bit_exact(result, model, package)
+    rows = csv.DictReader(io.StringIO(layers_csv(result)))
+    layers = {row["layer"]: row for row in rows}
+    transpose = layers["y.transpose"]
+    assert transpose["op"] == "nn.transpose"
+    assert int(transpose["ddr_read_bytes"]) == int(transpose["ddr_written_bytes"]) == 2 * 64 * 64

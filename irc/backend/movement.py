@@ -305,9 +305,17 @@ def _resize_planes(
 def _permute(
     lowering: FunctionLowering, op: Operation, source: Storage, target: Storage, perm: list[int]
 ) -> None:
-    """Tile `target` (the permutation of `source`) by its leading axes and last axis;
-    each box is loaded as the source box it comes from and permuted in SRAM."""
-    shape = list(target.shape)
+    """Tile one side of the permutation (`target` is `source` permuted) by its leading
+    axes and last axis; each box is loaded from the source, permuted in SRAM and
+    stored to the target.
+
+    The boxes follow the side whose last axis is the shorter: its whole rows are then
+    what the other side reads or writes in runs. A channels-last map of 2 channels
+    made channels-first is tiled by the source, whose boxes of whole rows of pixels
+    (each 2 channels) are read in one run and written as 2 runs of a plane's rows;
+    tiled by the target, each box of a plane's rows would read one byte a burst."""
+    by_source = source.shape[-1] < target.shape[-1]
+    shape = list(source.shape if by_source else target.shape)
     element = buffer_element(op.operands[0])
     plan = lowering.plan(op, elementwise_layer(op.name, op.name, shape, 1, element))
     tiled = Elementwise(lowering, plan, shape)
@@ -315,15 +323,21 @@ def _permute(
 
     def body(bounds: Bounds) -> None:
         box, origins = tiled.box(bounds), tiled.origins(bounds)
-        input_box = [0] * len(perm)
-        input_origins: list[SSAValue | int] = [0] * len(perm)
-        for axis, input_axis in enumerate(perm):
-            input_box[input_axis], input_origins[input_axis] = box[axis], origins[axis]
+        if by_source:  # output axis a is input axis perm[a]
+            input_box, input_origins = box, origins
+            output_box = [box[axis] for axis in perm]
+            output_origins = [origins[axis] for axis in perm]
+        else:
+            output_box, output_origins = box, origins
+            input_box = [0] * len(perm)
+            input_origins = [0] * len(perm)
+            for axis, input_axis in enumerate(perm):
+                input_box[input_axis], input_origins[input_axis] = box[axis], origins[axis]
         buffer = b.sram("input", input_box, element)
         b.load(source, input_origins, buffer)
-        out = b.sram("output", box, element)
+        out = b.sram("output", output_box, element)
         em.add(create(tile.TransposeOp, [buffer, out], perm=perm))
-        b.store(out, target, origins)
+        b.store(out, target, output_origins)
 
     tiled.run(body)
 
