@@ -952,8 +952,8 @@ class LRNOp(QNNOp):
         f = table[i] + round_half_even((table[i+1] - table[i]) * p / 2^(18 - B))
         out = requantize(c * f, multiplier, shift) the wide (48-bit) requantization
 
-    `table` entry (o << B) + j holds (bias + alpha / size * s_x^2 * s)^-beta at s = 2^o
-    * (1 + j / 2^B) in Q30 of its value at s = 1: 225 entries in [0, 2^30] for 8-bit
+    `table` entry (o << B) + j holds (bias + alpha / size * s_x^2 * s)^-beta at
+    s = 2^o * (1 + j / 2^B) in Q30 of its value at s = 1: 225 entries in [0, 2^30] for 8-bit
     values, 2753 for 16-bit ones (`irc.quantize.scheme.lrn_parameters`, which also
     gives the multiplier of s_x * f(1) / (2^30 * s_out)). Interpolating by octave
     keeps every output within one step of ONNX's LRN in float64, however steep bias
