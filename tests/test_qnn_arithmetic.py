@@ -800,6 +800,11 @@ def test_lrn_parameters_refuse_a_denominator_that_does_not_normalize() -> None:
         _lrn_case("no bias", 16)
     assert _lrn_case("no bias", 8)[2]["table"][-1] > 0
     element = UniformQuantizedType.make(0.1, 0, signed=True)
+    # An output scale 2^50 times finer than the input's: s_x * f(1) / (2^30 * s_out)
+    # is above 2^15, which no wide requantization takes.
+    fine = UniformQuantizedType.make(1e-16, 0)
+    with pytest.raises(ValueError, match="needs a right shift"):
+        scheme.lrn_parameters(element, fine, 5, 1e-4, 0.75, 1.0)
     with pytest.raises(ValueError, match="non-negative"):
         scheme.lrn_parameters(element, element, 5, -1e-4, 0.75, 1.0)
     with pytest.raises(ValueError, match="non-negative"):

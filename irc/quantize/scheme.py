@@ -25,6 +25,7 @@ from irc.dialects.quant import UniformQuantizedType, full_range
 from irc.ir.fixed_point import (
     ADD_LEFT_SHIFT,
     accumulator_bounds,
+    check_wide_multiplier,
     quantize_multiplier,
     quantize_multipliers,
 )
@@ -385,14 +386,15 @@ def lrn_parameters(
 ) -> dict[str, object]:
     """The table and output multiplier of a `qnn.lrn` (irc/ir/fixed_point.py's
     `lrn`): entry i = (o << B) + j holds f(2^o * (1 + j / 2^B)) (B = 3 for 8-bit values,
-    6 for 16-bit ones) for f(s) = (bias + alpha /
-    size * s_x^2 * s)^-beta in Q30 of its largest value f(1), each entry less half the
+    6 for 16-bit ones) for f(s) = (bias + alpha / size * s_x^2 * s)^-beta, in Q30 of
+    its largest value f(1), each entry less half the
     interpolation's error at its segment's midpoint (as `build_lut16`), computed with
     `math.pow` (the same on every CPU); the multiplier is that of s_x * f(1) / (2^30 *
     s_out). Raises ValueError unless alpha, beta and bias are non-negative and f(1)
     is finite (irc's integer LRN normalizes: it divides by a sum that grows with s),
-    and when f falls by more than 2^`LRN_RANGE_BITS` over the possible window sums
-    (its entries would lose the bits that the output steps need)."""
+    when f falls by more than 2^`LRN_RANGE_BITS` over the possible window sums (its
+    entries would lose the bits that the output steps need), and when the multiplier
+    cannot requantize a wide accumulator."""
     import math
 
     from irc.ir.fixed_point import LRN_ONE, LRN_RANGE_BITS, LRN_SEGMENT_BITS, lrn_table_entries
@@ -434,4 +436,7 @@ def lrn_parameters(
     table = _midpoint_corrected(samples, midpoints, 0, LRN_ONE)
     real = input_scale / (scale * float(output_element.scale_values[0]))
     multiplier, shift = quantize_multiplier(real)
+    problem = check_wide_multiplier(multiplier, shift)
+    if problem is not None:
+        raise ValueError(f"its output multiplier {real:.3g}: {problem}")
     return {"table": [int(entry) for entry in table], "multiplier": multiplier, "shift": shift}
