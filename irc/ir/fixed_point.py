@@ -612,7 +612,7 @@ def lrn(
     s = 2^o * (1 + j / 2^B), so the interpolation is linear in s within each segment of
     an octave, whatever bias and alpha make of the function's steepness (a sum of 0
     has c = 0: its output is the zero point). irc/quantize/scheme.py's
-    `lrn_parameters` makes the table and the multiplier of s_x * f_max / (2^30 *
+    `lrn_parameters` makes the table and the multiplier of s_x * f(1) / (2^30 *
     s_out).
     """
     values = np.asarray(stored).astype(np.int64) - int(input_zero_point)
