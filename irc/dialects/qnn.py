@@ -810,10 +810,9 @@ def check_mask(value: SSAValue, shape: Sequence[int]) -> None:
         raise fail(f"the mask of shape {list(mask_shape)} must broadcast to {list(shape)}")
 
 
-def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
-    """The checks `qnn.softmax` and `qnn.layer_norm` share: 8-bit per-tensor input and
-    result (or both symmetric i16) of one shape, a last axis of 1 to `longest` entries,
-    a valid multiplier; the shape."""
+def _check_normalize_types(op: QNNOp) -> tuple[int, ...]:
+    """The checks `qnn.softmax`, `qnn.layer_norm` and `qnn.lrn` share: 8-bit per-tensor
+    input and result (or both symmetric i16) of one shape; the shape."""
     input_element = per_tensor(op.operands[0].type, "the input")
     output = per_tensor(op.results[0].type, "the result")
     if 16 in (input_element.storage_bits.data, output.storage_bits.data):
@@ -823,6 +822,13 @@ def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
         eight_bit(output, "the result")
     shape = tuple(tensor_type(op.operands[0]).get_shape())
     check_result_shape(op, shape)
+    return shape
+
+
+def _check_rows(op: QNNOp, props: Props, longest: int) -> tuple[int, ...]:
+    """The checks `qnn.softmax` and `qnn.layer_norm` share: `_check_normalize_types`,
+    a last axis of 1 to `longest` entries, a valid multiplier; the shape."""
+    shape = _check_normalize_types(op)
     if not shape or not 1 <= shape[-1] <= longest:
         raise fail(f"the last axis must have 1 to {longest} entries, got shape {list(shape)}")
     multiplier, shift = props.int("multiplier"), props.int("shift")
@@ -975,21 +981,13 @@ class LRNOp(QNNOp):
     shift = prop_def(IntegerAttr.constr(type=I64))
 
     def check(self, props: Props) -> None:
-        input_element = per_tensor(self.input.type, "the input")
-        output = per_tensor(self.result.type, "the result")
-        if 16 in (input_element.storage_bits.data, output.storage_bits.data):
-            check_symmetric_sixteen(self.name, input_element, output)
-        else:
-            eight_bit(input_element, "the input")
-            eight_bit(output, "the result")
-        shape = tuple(tensor_type(self.input).get_shape())
-        check_result_shape(self, shape)
+        shape = _check_normalize_types(self)
         if len(shape) < 3:
             raise fail(f"lrn input must have rank >= 3, got shape {list(shape)}")
         size = props.int("size") or 0
         if not 1 <= size <= fixed_point.LRN_MAX_SIZE:
             raise fail(f"'size' must be 1 to {fixed_point.LRN_MAX_SIZE}, got {size}")
-        bits = input_element.storage_bits.data
+        bits = per_tensor(self.input.type, "the input").storage_bits.data
         table = props.ints("table") or []
         entries = fixed_point.lrn_table_entries(bits)
         if len(table) != entries:

@@ -1376,6 +1376,8 @@ class SoftmaxFields(TileOp):
     shift = prop_def(IntegerAttr.constr(type=I64))
     output_zero_point = int_prop(0)
 
+    WIDE_OUTPUT: ClassVar[bool] = False
+
     def check(self, props: Props) -> None:
         _check_row_op(self, props)
         entries = fixed_point.LUT16_ENTRIES if element_of(self.input) == i16 else 256
@@ -1426,6 +1428,8 @@ class LayerNormFields(TileOp):
     shift = prop_def(IntegerAttr.constr(type=I64))
     output_zero_point = int_prop(0)
 
+    WIDE_OUTPUT: ClassVar[bool] = False
+
     def check(self, props: Props) -> None:
         _check_row_op(self, props)
         shape = shape_of(self.input)
@@ -1469,6 +1473,8 @@ class LRNFields(TileOp):
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
     output_zero_point = int_prop(0)
+
+    WIDE_OUTPUT: ClassVar[bool] = True  # c * f is a wide accumulator
 
     def check(self, props: Props) -> None:
         _check_row_op(self, props)
@@ -1516,11 +1522,7 @@ def _check_row_op(op: SoftmaxFields | LayerNormFields | LRNFields, props: Props)
         raise fail(f"the output {buffer(op.output)} differs in shape from {buffer(op.input)}")
     multiplier, shift = props.int("multiplier"), props.int("shift")
     assert multiplier is not None and shift is not None
-    check = (
-        fixed_point.check_wide_multiplier
-        if isinstance(op, LRNFields)
-        else (fixed_point.check_multiplier)
-    )
+    check = fixed_point.check_wide_multiplier if op.WIDE_OUTPUT else fixed_point.check_multiplier
     problem = check(multiplier, shift)
     if problem is not None:
         raise fail(f"'multiplier': {problem}")
