@@ -122,6 +122,14 @@ def check_transpose(op: Operation) -> list[str]:
 # Lowerings
 
 
+def transpose_layer(op: Operation, name: str) -> Layer:
+    """The tile planner's view of a transpose, as `_permute` tiles it: an elementwise
+    pass over the side whose last axis is the shorter."""
+    source, target = list(tensor_shape(op.operands[0])), list(tensor_shape(op.results[0]))
+    shape = source if source and source[-1] < target[-1] else target
+    return elementwise_layer(name, op.name, shape, 1, buffer_element(op.operands[0]))
+
+
 def lower_transpose(lowering: FunctionLowering, op: nn.TransposeOp) -> None:
     """A transpose: each output box is read as the input box it comes from (the same
     origins and sizes, in the input's axis order) and permuted in SRAM."""

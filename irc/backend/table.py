@@ -30,6 +30,7 @@ from irc.backend.movement import (
     lower_slices,
     lower_transpose,
     resize_layer,
+    transpose_layer,
 )
 from irc.backend.vector import (
     check_cast,
@@ -357,6 +358,7 @@ ENTRIES: tuple[Entry, ...] = (
         "transpose",
         (nn.TransposeOp,),
         "each output tile read as its input box and permuted on the vector unit",
+        layer=transpose_layer,
         lower=lower_transpose,
         commands=(TRANSPOSE,),
     ),

@@ -656,7 +656,7 @@ class FunctionLowering:
     def plan(self, op: Operation, layer: Layer) -> Plan:
         """The plan of `op` as `layer`: the tile plan-tiles recorded (`irc.tiling`),
         else planned here, with the tile `irc.tile_sizes` forces if the op has one
-        (for the ops plan-tiles does not plan: pads, concats, transposes, slices)."""
+        (for the ops plan-tiles does not plan: pads, concats, slices)."""
         recorded = op.attributes.get(PLAN_ATTR)
         sizes = recorded.data.get("tile") if isinstance(recorded, DictionaryAttr) else None
         sizes = sizes or op.attributes.get(FORCE_ATTR)
