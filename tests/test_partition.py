@@ -525,27 +525,25 @@ def test_same_output_whatever_the_hash_seed(mode: str, tmp_path: Path) -> None:
 
 
 def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> None:
-    """A linear resize tiles in whole planes: with 16 KiB of SRAM a 64x64 to 128x128
-    plane (20 KiB) fits no tile, so the cost model places it on the host with the
-    planner's reason (support mode leaves it to plan-tiles, which fails with it)."""
+    """A softmax tiles in whole rows: with 16 KiB of SRAM a row of 16384 values (its
+    input and output, 33 KiB) fits no tile, so the cost model places it on the host
+    with the planner's reason (support mode leaves it to plan-tiles, which fails with
+    it)."""
     import dataclasses
 
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
-    weight = np.random.default_rng(0).standard_normal((2, 1, 3, 3)).astype(np.float32)
+    bias = np.random.default_rng(0).standard_normal(16384).astype(np.float32)
     graph = helper.make_graph(
         [
-            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
-            helper.make_node("Resize", ["c", "", "s"], ["y"], mode="linear"),
+            helper.make_node("Add", ["x", "b"], ["a"]),
+            helper.make_node("Softmax", ["a"], ["y"], axis=-1),
         ],
-        "resize",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 64, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 128, 128])],
-        [
-            numpy_helper.from_array(weight, "w"),
-            numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),
-        ],
+        "softmax",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16384])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16384])],
+        [numpy_helper.from_array(bias, "b")],
     )
     module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     with collect_diagnostics():
@@ -557,11 +555,13 @@ def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> No
         partition_module(module, small, "cost", outline_npu=False)
     # One warning says so: the layer's planner message, and how to make it an error.
     (warning,) = [d for d in diagnostics if d.severity == "warning"]
-    assert warning.message.startswith("qnn.resize 'Resize_1' does not fit target edge-2tops's NPU")
+    assert warning.message.startswith(
+        "qnn.softmax 'Softmax_1' does not fit target edge-2tops's NPU"
+    )
     assert warning.hint is not None and "--partition support" in warning.hint
     placed = {op.name: op for op in module.walk() if DEVICE_ATTR in op.attributes}
-    resize = placed["qnn.resize"]
-    assert resize.attributes[DEVICE_ATTR] == StringAttr("cpu")
-    reason = resize.attributes["irc.reason"]
+    softmax = placed["qnn.softmax"]
+    assert softmax.attributes[DEVICE_ATTR] == StringAttr("cpu")
+    reason = softmax.attributes["irc.reason"]
     assert isinstance(reason, StringAttr)
-    assert reason.data.startswith("does not fit the NPU: qnn.resize needs at least 20480 bytes")
+    assert reason.data.startswith("does not fit the NPU: qnn.softmax needs at least 33280 bytes")

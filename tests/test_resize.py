@@ -9,12 +9,16 @@ to even. Checked here:
 - against its QDQ form (dequantize, float resize, quantize) within one step on
   99.9% of the elements, for every coordinate mode, up- and down-scales, int8 and
   int16;
-- on the NPU: whole planes per tile, bit-exact at the tile level and in the
-  simulator; the target's support table decides (Ethos-U: scales 2, 4, 8, not
+- on the NPU: tiles of rows, columns and channels, each reading the input window
+  its outputs need (`ResizeReach`, whatever the tiling), or whole planes when they
+  fit; bit-exact at the tile level and in the simulator, for resizes far larger than
+  SRAM too; the target's support table decides (Ethos-U: scales 2, 4, 8, not
   pytorch_half_pixel).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import onnx
@@ -23,10 +27,12 @@ from onnx import TensorProto, helper, numpy_helper
 from test_tile_models import INT16_TARGET, NPU_DEMO, lower_and_compare
 
 from irc import backend
+from irc.backend.movement import ResizeReach
 from irc.diagnostics import collect_diagnostics
 from irc.dialects import qnn
 from irc.importers.onnx import import_model
 from irc.interp import run_function
+from irc.interp.tile import resize_axis_reads
 from irc.ir import fixed_point
 from irc.quantize.calibration import calibrate
 from irc.quantize.qdq import QuantizeConfig, prepare_for_calibration, quantize_module
@@ -199,3 +205,74 @@ def test_the_target_decides_which_linear_resizes_the_npu_runs() -> None:
     )
     assert placements["3x"].device == "cpu"
     assert "supports scales 2, 4, 8" in placements["3x"].reasons[0]
+
+
+WINDOWS = [
+    ("half_pixel", (2.0, 2.0), "linear", "int8"),
+    ("align_corners", (3.0, 1.0), "linear", "int8"),
+    ("asymmetric", (0.5, 0.5), "linear", "int8"),
+    ("pytorch_half_pixel", (0.75, 1.25), "linear", "int8"),
+    ("half_pixel", (1.5, 2.5), "linear", "int16"),
+    ("asymmetric", (1.5, 0.5), "nearest", "int8"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "scales", "kind", "activations"),
+    WINDOWS,
+    ids=[f"{kind}-{mode}-{h}x{w}-{a}" for mode, (h, w), kind, a in WINDOWS],
+)
+def test_a_resize_larger_than_sram_runs_in_windows_bit_exact(
+    mode: str, scales: tuple[float, float], kind: str, activations: str
+) -> None:
+    """With 4 KiB of SRAM not even one channel's plane of a 40x48 map fits: the resize
+    tiles its output rows, columns and channels, each tile loading the input window
+    its outputs read (`tile.resize` of a window: the origins and the whole lengths),
+    bit-exact at the tile level and in the simulator."""
+    model = resize_model(mode, scales, [1, 3, 40, 48], kind=kind)
+    samples = [random_inputs(model, seed=seed) for seed in range(2)]
+    module = quantize_with_irc(model, samples, activations=activations)  # type: ignore[arg-type]
+    base = INT16_TARGET if activations == "int16" else NPU_DEMO
+    small = dataclasses.replace(base, sram=dataclasses.replace(base.sram, size_bytes=4096))
+    texts: list[str] = []
+    stats = lower_and_compare(module, samples[0], small, texts)
+    assert not stats.kept
+    lines = [line for line in texts[0].splitlines() if "tile.resize" in line]
+    assert lines and all("input_lengths = [40" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("kind", ["linear", "nearest"])
+def test_every_tiling_of_a_resize_reads_inside_its_window(kind: str) -> None:
+    """For lengths and scales up and down, every coordinate mode and every tile size:
+    each tile's window (`ResizeReach.origin`, `extent`) holds every input its outputs
+    read, never starts more than `before` inputs before the input, and is at most
+    what the planner counts: `(n - 1) * stride + kernel` inputs, and the input with
+    its padding before (a window that reaches past the input's end, because a tile
+    of the same size elsewhere needs that many, reads padding there)."""
+    rng = np.random.default_rng(7)
+    modes = MODES if kind == "linear" else ["half_pixel", "asymmetric", "align_corners"]
+    for _ in range(40):
+        in_length = int(rng.integers(1, 40))
+        scale = float(np.float32(rng.choice([0.25, 0.5, 0.75, 1.5, 2.0, 3.0, 8.0])))
+        out_length = max(1, int(in_length * scale))
+        for coordinates in modes:
+            reads = resize_axis_reads(
+                kind, coordinates, "round_prefer_floor", scale, in_length, out_length, 10
+            )
+            reach = ResizeReach.of_reads(
+                in_length, out_length, reads, coordinates == "align_corners"
+            )
+            low, high = np.minimum.reduce(reads), np.maximum.reduce(reads)
+            tiles = {1, 2, 3, 4, 5, 7, 8, 13, out_length // 3, out_length - 1, out_length}
+            for tile in sorted(t for t in tiles if 1 <= t <= out_length):
+                extents = {
+                    size: reach.extent(tile, size) for size in {tile, out_length % tile or tile}
+                }
+                for start in range(0, out_length, tile):
+                    size = min(tile, out_length - start)
+                    origin, extent = reach.origin(start), extents[size]
+                    case = (kind, coordinates, in_length, out_length, tile, start)
+                    assert -reach.before <= origin <= low[start : start + size].min(), case
+                    assert high[start : start + size].max() < origin + extent, case
+                    assert extent <= in_length + reach.before, case
+                    assert extent <= (size - 1) * reach.stride + reach.kernel, case

@@ -347,7 +347,9 @@ def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
 
 @pytest.mark.parametrize(
     ("name", "kib"),
-    [("squeezenet", 512), ("resnet50", 512), ("densenet121", 512), ("shufflenet", 32)],
+    # DenseNet-121 (its convs, pools and concats are ResNet-50's and Inception's kinds)
+    # is left out: at 70 s it was the suite's slowest test.
+    [("squeezenet", 512), ("resnet50", 512), ("shufflenet", 32)],
 )
 def test_float_models_match_the_nn_level_at_the_tile_level(
     name: str, kib: int, tmp_path: Path

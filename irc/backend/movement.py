@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, f32, i32
@@ -22,7 +23,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
 from irc.interp.nn import nearest_indices
-from irc.ir.fixed_point import IDENTITY_MULTIPLIER
+from irc.interp.tile import resize_axis_reads
+from irc.ir.fixed_point import IDENTITY_MULTIPLIER, RESIZE_FRACTION_BITS
 from irc.tiling.builder import (
     Bounds,
     Elementwise,
@@ -33,13 +35,20 @@ from irc.tiling.builder import (
     requant_params,
 )
 from irc.tiling.lowering import (
+    Bound,
+    Dim,
     FunctionLowering,
     Storage,
     storage_element,
     tensor_shape,
     zero_point_of,
 )
-from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer
+from irc.tiling.planner import (
+    REQUANT_PAIR_BYTES,
+    Layer,
+    element_bytes,
+    stored_channels,
+)
 
 # --------------------------------------------------------------------------------------
 # Checks
@@ -177,9 +186,11 @@ def lower_depth_to_space(lowering: FunctionLowering, op: nn.DepthToSpaceOp) -> N
 def resize_layer(op: Operation, name: str) -> Layer:
     """The tile planner's view of a resize, as its lowering tiles it: a nearest resize
     by whole factors over the input with a unit axis after each repeated one, each
-    input element `prod(factors)` output elements in SRAM; another resize (a gather,
-    or linear) in tiles of whole planes, an element being a plane of the input and
-    one of the output."""
+    input element `prod(factors)` output elements in SRAM; another resize of the rows
+    and columns of an NHWC tensor as a window on the vector unit (`ResizeReach`: tiles of
+    rows, columns and channels, each reading the input window its outputs need);
+    another resize (of other axes) in tiles of whole planes, an element being a plane
+    of the input and one of the output."""
     factors = repeats_of(op) if isinstance(op, nn.ResizeOp) else None
     element = buffer_element(op.operands[0])
     if factors is not None:
@@ -189,6 +200,8 @@ def resize_layer(op: Operation, name: str) -> Layer:
     in_shape = list(tensor_shape(op.operands[0]))
     out_shape = list(tensor_shape(op.results[0]))
     axes = _resized_axes(op)
+    if _windowed(op):
+        return _window_layer(op, name, axes)
     view = [1 if axis in axes else length for axis, length in enumerate(in_shape)]
     layer = elementwise_layer(name, op.name, view, 1, element)
     return dataclasses.replace(
@@ -196,6 +209,139 @@ def resize_layer(op: Operation, name: str) -> Layer:
         in_bytes=layer.in_bytes * math.prod(in_shape[axis] for axis in axes),
         out_bytes=layer.out_bytes * math.prod(out_shape[axis] for axis in axes),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class ResizeReach:
+    """How the tiles of one resized axis read the input. Output y reads inputs
+    `low[y]..high[y]` (clamped to the input); a tile of outputs from y0 reads a window
+    from `origin(y0) = floor(y0 * ratio) + offset`, an affine floor of y0 that is at
+    most every `low` of the tile (it may lie before the input: padding, never read),
+    `extent` inputs long; whatever the tiling, n outputs read at most
+    `(n - 1) * stride + kernel` inputs, which is what the planner is told (a pool's
+    window), with `before` rows of padding."""
+
+    in_length: int
+    out_length: int
+    ratio: Fraction
+    offset: int
+    low: np.ndarray
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, op: Operation, axis: int) -> ResizeReach:
+        """The reach of a resize along one of its axes."""
+        in_length = tensor_shape(op.operands[0])[axis]
+        out_length = tensor_shape(op.results[0])[axis]
+        axes, scales, mode, coordinates, nearest = _resize_fields(op)
+        bits = RESIZE_FRACTION_BITS.get(8 * element_bytes(op.operands[0].type), 0)
+        reads = resize_axis_reads(
+            mode, coordinates, nearest, scales[axes.index(axis)], in_length, out_length, bits
+        )
+        return cls.of_reads(in_length, out_length, reads, coordinates == "align_corners")
+
+    @classmethod
+    def of_reads(
+        cls, in_length: int, out_length: int, reads: Sequence[np.ndarray], corners: bool
+    ) -> ResizeReach:
+        """The reach of an axis whose outputs read `reads` (`resize_axis_reads`); the
+        ratio of the window's origin is the lengths' (less one each with aligned
+        `corners`)."""
+        low, high = np.minimum.reduce(reads), np.maximum.reduce(reads)
+        if corners and out_length > 1:
+            ratio = Fraction(max(in_length - 1, 1), out_length - 1)
+        else:
+            ratio = Fraction(in_length, out_length)
+        floors = _floors(np.arange(out_length), ratio)
+        return cls(in_length, out_length, ratio, int((low - floors).min()), low, high)
+
+    @property
+    def stride(self) -> int:
+        """The planner's stride: ceil(ratio), at least 1."""
+        return max(1, math.ceil(self.ratio))
+
+    @property
+    def kernel(self) -> int:
+        """The planner's window of one output: the most inputs from an origin to the
+        highest it reads."""
+        floors = _floors(np.arange(self.out_length), self.ratio)
+        return int((self.high - floors).max()) - self.offset + 1
+
+    @property
+    def before(self) -> int:
+        """Rows of padding a window may start with (before the input)."""
+        return max(0, -self.offset)
+
+    def origin(self, start: int) -> int:
+        """Where the window of the tile from output `start` starts."""
+        return int(_floors(np.array([start]), self.ratio)[0]) + self.offset
+
+    def extent(self, tile: int, size: int) -> int:
+        """The inputs a window of the tiles of `size` outputs holds (tiles of `tile`,
+        the last one the remainder)."""
+        return max(
+            int(self.high[start : start + size].max()) - self.origin(start) + 1
+            for start in range(0, self.out_length, tile)
+            if min(tile, self.out_length - start) == size
+        )
+
+    def origin_value(self, lowering: FunctionLowering, bound: Bound) -> SSAValue:
+        """`origin` of a tile's output origin, as an index value."""
+        em = lowering.emitter
+        p, q = self.ratio.numerator, self.ratio.denominator
+        scaled = Bound(bound.index, bound.start * p, bound.step * p, bound.size)
+        return em.offset(em.floor_div(scaled, q), self.offset)
+
+
+def _floors(values: np.ndarray, ratio: Fraction) -> np.ndarray:
+    return values.astype(np.int64) * ratio.numerator // ratio.denominator
+
+
+def _resize_fields(op: Operation) -> tuple[list[int], list[float], str, str, str]:
+    """A resize's axes and their scales, mode, coordinate and nearest modes."""
+    props = op.props()  # type: ignore[attr-defined]
+    axes = _resized_axes(op)
+    if isinstance(op, qnn.ResizeOp):
+        _, scales, _ = qnn.resize_plan(op)
+    else:
+        all_scales = props.floats("scales") or []
+        scales = [all_scales[axis] for axis in axes]
+    mode = props.str("mode") or "linear"
+    coordinates = props.str("coordinate_transformation_mode") or "half_pixel"
+    nearest = props.str("nearest_mode") or "round_prefer_floor" if mode == "nearest" else ""
+    return axes, list(scales), mode, coordinates, nearest
+
+
+def _windowed(op: Operation) -> bool:
+    """Whether a resize (not by whole factors) is tiled in windows of its rows and
+    columns: an NHWC tensor resized along them only."""
+    rank = len(tensor_shape(op.operands[0]))
+    axes = _resized_axes(op)
+    return rank == 4 and bool(axes) and set(axes) <= {1, 2}
+
+
+def _window_layer(op: Operation, name: str, axes: Sequence[int]) -> Layer:
+    """A resize of rows and columns as the planner sees it: a pool of each axis's
+    `ResizeReach` (its stride, kernel and padding before), reading 2^k values per output
+    (linear) or one (nearest)."""
+    n, h, w, c = tensor_shape(op.operands[0])
+    _, out_h, out_w, _ = tensor_shape(op.results[0])
+    reaches = {axis: ResizeReach.of(op, axis) for axis in axes}
+    kernel = [reaches[a].kernel if a in reaches else 1 for a in (1, 2)]
+    strides = [reaches[a].stride if a in reaches else 1 for a in (1, 2)]
+    before = [reaches[a].before if a in reaches else 0 for a in (1, 2)]
+    _, _, mode, _, _ = _resize_fields(op)
+    return Layer(
+        name, op.name, "pool", "vector", n, h, w, c, out_h, out_w, c,
+        kernel=(kernel[0], kernel[1]), strides=(strides[0], strides[1]),
+        pads=(before[0], before[1], 0, 0), groups=c,
+        reads=2 ** len(axes) if mode == "linear" else 1,
+        in_bytes=element_bytes(op.operands[0].type),
+        out_bytes=element_bytes(op.results[0].type),
+        quantized=quantized_element(op.results[0].type) is not None,
+        in_c_stored=stored_channels(op.operands[0]),
+        out_c_stored=stored_channels(op.results[0]),
+    )  # fmt: skip
 
 
 def _resized_axes(op: Operation) -> list[int]:
@@ -227,7 +373,10 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
     is contiguous where the input's rows are). A result that lives in a box of another
     buffer is written into a buffer of its own, then copied there."""
     factors = repeats_of(op)
-    if factors is None:  # another pattern of indices: a gather of whole planes
+    if factors is None:  # another pattern of indices: a gather on the vector unit
+        if _windowed(op):
+            _resize_windows(lowering, op)
+            return
         scales = op.props().floats("scales") or []
         axes = _resized_axes(op)
         _resize_planes(lowering, op, axes, [scales[axis] for axis in axes])
@@ -265,9 +414,82 @@ def lower_resize(lowering: FunctionLowering, op: nn.ResizeOp) -> None:
 
 
 def lower_linear_resize(lowering: FunctionLowering, op: qnn.ResizeOp) -> None:
-    """A linear resize on the vector unit, in tiles of whole planes (`_resize_planes`)."""
+    """A linear resize on the vector unit: in windows of the rows and columns of an
+    NHWC tensor (`_resize_windows`), else in tiles of whole planes (`_resize_planes`)."""
+    if _windowed(op):
+        _resize_windows(lowering, op)
+        return
     axes, scales, _ = qnn.resize_plan(op)
     _resize_planes(lowering, op, axes, scales)
+
+
+def _resize_windows(lowering: FunctionLowering, op: Operation) -> None:
+    """A resize of the rows and columns of an NHWC tensor on the vector unit, tiled as
+    a pool: tiles of output rows, columns and channels, each loading the input window
+    its outputs read (`ResizeReach`: an affine floor of the tile's origin, padding before
+    the input never read) and resized by one `tile.resize` of that window. A tile that
+    holds the whole rows and columns is a resize of whole planes."""
+    axes, scales, mode, coordinates, nearest = _resize_fields(op)
+    reaches = {axis: ResizeReach.of(op, axis) for axis in axes}
+    plan = lowering.plan(op, resize_layer(op, op.name))
+    b = LayerBuilder(lowering, plan)
+    em = b.em
+    batch, _, _, channels = tensor_shape(op.operands[0])
+    _, out_h, out_w, _ = tensor_shape(op.results[0])
+    element = buffer_element(op.operands[0])
+    x = lowering.whole(op.operands[0], spatially=True)
+    y = lowering.storage(op.results[0])
+    tiles = {1: plan.tile.rows, 2: plan.tile.columns}
+    dims = [
+        Dim("n", batch, 1),
+        Dim("h", out_h, tiles[1]),
+        Dim("w", out_w, tiles[2]),
+        Dim("c", channels, plan.tile.channels),
+    ]
+    values: dict[str, object] = {
+        "axes": axes,
+        "mode": None if mode == "linear" else mode,
+        "coordinate_transformation_mode": coordinates,
+        "nearest_mode": nearest or None,
+    }
+    whole_lengths = {1: out_h, 2: out_w}
+    zero_point = zero_point_of(op.operands[0])
+
+    def body(bounds: Bounds) -> None:
+        n, c = em.affine([(bounds["n"], 1)]), em.affine([(bounds["c"], 1)])
+        spatial = {1: bounds["h"], 2: bounds["w"]}
+        outputs = {axis: em.affine([(bound, 1)]) for axis, bound in spatial.items()}
+        whole = all(spatial[axis].size == whole_lengths[axis] for axis in axes)
+        box, starts = [1, 0, 0, bounds["c"].size], [n, 0, 0, c]
+        windows: list[SSAValue] = []
+        for axis, bound in spatial.items():
+            reach = reaches.get(axis)
+            if reach is None:
+                box[axis], starts[axis] = bound.size, outputs[axis]
+            elif whole:
+                box[axis], starts[axis] = reach.in_length, 0
+            else:
+                box[axis] = reach.extent(tiles[axis], bound.size)
+                starts[axis] = reach.origin_value(lowering, bound)
+                windows.append(starts[axis])  # type: ignore[arg-type]
+        buffer = b.sram("input", box, element)
+        b.load(x, starts, buffer, pad=zero_point)
+        out = b.sram("output", [1, spatial[1].size, spatial[2].size, bounds["c"].size], element)
+        origin: list[SSAValue] = []
+        window_values: dict[str, object] = {}
+        if not whole:
+            origin = [outputs[axis] for axis in axes] + windows
+            window_values = {
+                "input_lengths": [reaches[axis].in_length for axis in axes],
+                "output_lengths": [reaches[axis].out_length for axis in axes],
+            }
+        resize = create(tile.ResizeOp, [buffer, out, *origin], **values, **window_values)
+        resize.properties["scales"] = DenseArrayBase.from_list(f32, scales)
+        em.add(resize)
+        b.store(out, y, [n, outputs[1], outputs[2], c])
+
+    b.at(["n", "h", "w", "c"], body)
+    b.emit(dims)
 
 
 def _resize_planes(

@@ -374,7 +374,8 @@ ENTRIES: tuple[Entry, ...] = (
         "resize",
         (nn.ResizeOp,),
         "a nearest resize: by whole factors each input box loaded once per repeat into an "
-        "SRAM tile of the output (DMA only); another one a gather of whole planes",
+        "SRAM tile of the output (DMA only); another one a gather on the vector unit, in "
+        "windows of rows and columns (NHWC) or whole planes",
         check=check_resize,
         layer=resize_layer,
         lower=lower_resize,
@@ -383,7 +384,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "resize",
         (qnn.ResizeOp,),
-        "a linear resize on the vector unit: tiles of whole planes (the resized axes), "
+        "a linear resize on the vector unit: tiles of output rows, columns and channels, "
+        "each reading the input window its outputs need (NHWC; other axes: whole planes), "
         "each output the weighted sum of its neighbours (Q10 weights, Q15 for 16 bits)",
         layer=resize_layer,
         lower=lower_linear_resize,

@@ -717,17 +717,26 @@ class TransposeOp(tile.TransposeFields, _VectorCommand):
 
 @irdl_op_definition
 class ResizeOp(tile.ResizeFields, _VectorCommand):
-    """Linear resize of an SRAM tile along `axes`, which it holds whole (as
-    `tile.resize`).
+    """Resize an SRAM tile along `axes`, which it holds whole or as a window (as
+    `tile.resize`); a window's origin operands are `arith.constant` indices.
 
     On the vector unit: `ceil(last axis / lanes)` cycles per output row, times the
-    2^k neighbours each output reads.
+    2^k neighbours each output of a linear resize reads.
 
         npu.resize %in, %out {axes = [1, 2], scales = [2.0, 2.0]}
             : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+        npu.resize %in, %out[%c8, %c0, %c3, %c-1] {axes = [1, 2], input_lengths = [64, 64],
+                output_lengths = [128, 128], scales = [2.0, 2.0]}
+            : memref<1x6x66x8xi8, "sram">, memref<1x8x128x8xi8, "sram">
     """
 
     name = "npu.resize"
+
+    def check(self, props: Props) -> None:
+        super().check(props)
+        for index in self.origin:
+            if not isinstance(index.owner, arith.ConstantOp):
+                raise fail("the window origin of npu.resize is arith.constant indices")
 
 
 @irdl_op_definition

@@ -849,13 +849,53 @@ class RequantizeOp(RequantizeFields):
 POOL_KINDS = ("max", "average")
 
 
-class PoolFields(TileOp):
-    """The operands, properties and checks of `tile.pool`, which the `npu`
-    command of the same name shares."""
+class OriginFields(TileOp):
+    """The syntax of a tile op of an input, an output and the tile's origin in the
+    whole layer (`index` operands, possibly none), which `tile.pool` and
+    `tile.resize` share: `%in, %out[%a, %b] {...} : type, type`."""
 
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
     origin = var_operand_def(IndexType)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        printer.print_operand(self.output)
+        if self.origin:
+            _print_indices(printer, self.origin)
+        self.print_properties(printer)
+        printer.print_string(" : ")
+        printer.print_list([self.input.type, self.output.type], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        start = parser.pos
+        source = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        output = parser.parse_unresolved_operand()
+        origin: list[UnresolvedOperand] = []
+        if parser.parse_optional_punctuation("[") is not None:
+            origin = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+            parser.parse_punctuation("]")
+        properties, attributes = cls._parse_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != 2:
+            parser.raise_error("expected the input and output types", start)
+        operands = parser.resolve_operands(
+            [source, output, *origin], [*types, *[IndexType()] * len(origin)], start
+        )
+        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
+
+
+class PoolFields(OriginFields):
+    """The operands, properties and checks of `tile.pool`, which the `npu`
+    command of the same name shares."""
+
     kind = prop_def(StringAttr)
     kernel_shape = prop_def(ints_constraint())
     strides = ints_prop()
@@ -911,39 +951,6 @@ class PoolFields(TileOp):
         problem = fixed_point.check_multiplier(multiplier, shift)
         if problem is not None:
             raise fail(f"'multiplier': {problem}")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        printer.print_operand(self.output)
-        if self.origin:
-            _print_indices(printer, self.origin)
-        self.print_properties(printer)
-        printer.print_string(" : ")
-        printer.print_list([self.input.type, self.output.type], printer.print_attribute)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        start = parser.pos
-        source = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        output = parser.parse_unresolved_operand()
-        origin: list[UnresolvedOperand] = []
-        if parser.parse_optional_punctuation("[") is not None:
-            origin = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_unresolved_operand
-            )
-            parser.parse_punctuation("]")
-        properties, attributes = cls._parse_entries(parser)
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != 2:
-            parser.raise_error("expected the input and output types", start)
-        operands = parser.resolve_operands(
-            [source, output, *origin], [*types, *[IndexType()] * len(origin)], start
-        )
-        return cls.create(operands=list(operands), properties=properties, attributes=attributes)
 
 
 @irdl_op_definition
@@ -1196,15 +1203,19 @@ RESIZE_MODES = ("linear", "nearest")
 """The modes of `tile.resize`."""
 
 
-class ResizeFields(TileOp):
+class ResizeFields(OriginFields):
     """The operands, properties and checks of `tile.resize`, which the `npu` command of
     the same name shares: an input and output of one element type (8- or 16-bit
     integers for a linear resize, any for a nearest one) and rank, equal but along
-    `axes`, which the tile holds whole; one scale per axis."""
+    `axes`; one scale per axis. The tile holds the axes whole, or it is a window of
+    them: `input_lengths` and `output_lengths` are then the whole tensors' lengths
+    along `axes`, and the origin operands the output tile's origin along each axis,
+    then the input window's (which may start before the input or end past it: the
+    reads stay inside)."""
 
-    input = operand_def(MemRefType)
-    output = operand_def(MemRefType)
     axes = prop_def(ints_constraint())
+    input_lengths = ints_prop()
+    output_lengths = ints_prop()
     scales = prop_def(DenseArrayBase.constr(Float32Type))
     mode = str_prop("linear")
     coordinate_transformation_mode = str_prop("half_pixel")
@@ -1251,20 +1262,52 @@ class ResizeFields(TileOp):
                     f"axis {axis} is not resized but the output {buffer(self.output)} differs "
                     f"there from the input {buffer(self.input)}"
                 )
+        lengths = props.ints("input_lengths"), props.ints("output_lengths")
+        if not self.origin and lengths == (None, None):
+            return
+        if len(self.origin) != 2 * len(axes) or None in lengths:
+            raise fail(
+                f"a window of {len(axes)} resized axes needs 'input_lengths', "
+                f"'output_lengths' and {2 * len(axes)} origin indices (the output tile's, "
+                f"then the input window's), got {len(self.origin)}"
+            )
+        for name, values, tile_sizes in zip(
+            ("input_lengths", "output_lengths"), lengths, (shape, out)
+        ):
+            assert values is not None
+            if len(values) != len(axes) or any(v < 1 for v in values):
+                raise fail(f"'{name}' needs one positive length per axis, got {list(values)}")
+            if name == "output_lengths" and any(
+                tile_sizes[axis] > v for axis, v in zip(axes, values)
+            ):
+                raise fail(
+                    f"the output {buffer(self.output)} is larger than 'output_lengths' "
+                    f"{list(values)} along the resized axes"
+                )
 
 
 @irdl_op_definition
 class ResizeOp(ResizeFields):
-    """Resize a tile along `axes`, which it holds whole. Linear: exactly `qnn.resize`
-    (`fixed_point.resize_linear`: ONNX's source coordinates in the coordinate mode, Q10
-    weights for 8-bit values and Q15 for 16-bit ones, the weighted sum of the
-    neighbours rounded half to even). Nearest: each output reads the input index of
-    ONNX's nearest resize (`nearest_mode`), as `nn.resize` computes it: a gather.
+    """Resize a tile along `axes`, which it holds whole, or a window of them. Linear:
+    exactly `qnn.resize` (`fixed_point.resize_linear`: ONNX's source coordinates in
+    the coordinate mode, Q10 weights for 8-bit values and Q15 for 16-bit ones, the
+    weighted sum of the neighbours rounded half to even). Nearest: each output reads
+    the input index of ONNX's nearest resize (`nearest_mode`), as `nn.resize`
+    computes it: a gather.
+
+    A window (a tile of rows and columns of a resize too large for SRAM): the output
+    tile starts at `[%oy, %ox]` of the whole output (`output_lengths` long), the input
+    window at `[%iy, %ix]` of the whole input (`input_lengths`); each output reads
+    what it reads in the whole resize, at its place in the window, which must hold
+    it (an error otherwise).
 
         tile.resize %in, %out {axes = [1, 2], scales = [2.0, 2.0]}
             : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
         tile.resize %in, %out {axes = [1, 2], mode = "nearest", scales = [1.5, 0.5]}
             : memref<1x4x4x8xi8, "sram">, memref<1x6x2x8xi8, "sram">
+        tile.resize %in, %out[%oy, %ox, %iy, %ix] {axes = [1, 2], input_lengths = [64, 64],
+                output_lengths = [128, 128], scales = [2.0, 2.0]}
+            : memref<1x6x66x8xi8, "sram">, memref<1x8x128x8xi8, "sram">
     """
 
     name = "tile.resize"

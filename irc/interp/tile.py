@@ -81,6 +81,47 @@ def _channels_first(array: np.ndarray) -> np.ndarray:
     return array.transpose(0, 3, 1, 2)
 
 
+def resize_axis_reads(
+    mode: str,
+    coordinate_mode: str,
+    nearest_mode: str,
+    scale: float,
+    in_length: int,
+    out_length: int,
+    bits: int,
+) -> list[np.ndarray]:
+    """The input indices each output along one axis of a whole resize reads: its two
+    neighbours (low, high) in a linear resize (`fixed_point.resize_coordinates` in
+    Q`bits`), its one index in a nearest resize (as `nn.resize`)."""
+    if mode == "nearest":
+        return [
+            nn_interp.nearest_axis_indices(
+                out_length, in_length, scale, coordinate_mode, nearest_mode
+            )
+        ]
+    low, high, _ = fixed_point.resize_coordinates(
+        coordinate_mode, scale, in_length, out_length, bits
+    )
+    return [low, high]
+
+
+def resize_windows(
+    op: tile.ResizeFields, origin: Sequence[int]
+) -> list[fixed_point.ResizeWindow] | None:
+    """The windows of a `tile.resize` (or `npu.resize`) of a window, one per resized
+    axis, from its origin operands' values; None for a resize of whole axes."""
+    if not origin:
+        return None
+    props = op.props()
+    count = len(props.ints("axes") or [])
+    return [
+        fixed_point.ResizeWindow(in_length, out_length, origin[i], origin[count + i])
+        for i, (in_length, out_length) in enumerate(
+            zip(props.ints("input_lengths") or [], props.ints("output_lengths") or [])
+        )
+    ]
+
+
 def _pool_counts(op: tile.PoolOp, origin: Sequence[int], out_sizes: Sequence[int]) -> np.ndarray:
     """[OH, OW] tap counts of a tile of an average pool whose output starts at `origin`."""
     props = op.props()
@@ -577,30 +618,49 @@ class TileFunctions(InterpreterFunctions):
     def run_resize(
         self, interpreter: Interpreter, op: tile.ResizeOp, args: PythonValues
     ) -> PythonValues:
-        source, output = args
+        source, output = args[0], args[1]
         props = op.props()
         axes = props.ints("axes") or []
-        if props.str("mode") == "nearest":
-            gathered = source
-            for axis, scale in zip(axes, props.floats("scales") or []):
-                indices = nn_interp.nearest_axis_indices(
-                    output.shape[axis],
-                    source.shape[axis],
-                    scale,
-                    props.str("coordinate_transformation_mode") or "half_pixel",
-                    props.str("nearest_mode") or "round_prefer_floor",
+        scales = props.floats("scales") or []
+        mode = props.str("mode") or "linear"
+        coordinates = props.str("coordinate_transformation_mode") or "half_pixel"
+        bits = fixed_point.RESIZE_FRACTION_BITS.get(source.dtype.itemsize * 8, 0)
+        windows = resize_windows(op, [_index(v) for v in args[2:]])
+        if windows is not None:
+            for axis, scale, window in zip(axes, scales, windows):
+                reads = resize_axis_reads(
+                    mode, coordinates, props.str("nearest_mode") or "", scale,
+                    window.in_length, window.out_length, bits,
+                )  # fmt: skip
+                part = window.part(output.shape[axis])
+                problem = window.check(
+                    [r[part] - window.in_origin for r in reads], source.shape[axis]
                 )
+                if problem is not None:
+                    raise error(f"{op.name} along axis {axis}: {problem}", op)
+        if mode == "nearest":
+            gathered = source
+            for index, (axis, scale) in enumerate(zip(axes, scales)):
+                window = None if windows is None else windows[index]
+                in_length = source.shape[axis] if window is None else window.in_length
+                out_length = output.shape[axis] if window is None else window.out_length
+                (indices,) = resize_axis_reads(
+                    mode, coordinates, props.str("nearest_mode") or "", scale,
+                    in_length, out_length, bits,
+                )  # fmt: skip
+                if window is not None:
+                    indices = indices[window.part(output.shape[axis])] - window.in_origin
                 gathered = np.take(gathered, indices, axis=axis)
             output[...] = gathered
             return ()
-        bits = fixed_point.RESIZE_FRACTION_BITS[source.dtype.itemsize * 8]
         resized = fixed_point.resize_linear(
             source,
             axes,
-            props.floats("scales") or [],
-            props.str("coordinate_transformation_mode") or "half_pixel",
+            scales,
+            coordinates,
             [output.shape[axis] for axis in axes],
             bits,
+            windows,
         )
         _store(output, resized)
         return ()

@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from dataclasses import dataclass
+
 import numpy as np
 
 MULTIPLIER_MIN = 1 << 30
@@ -335,6 +337,35 @@ def resize_coordinates(
     return np.clip(low, 0, in_size - 1), np.clip(low + 1, 0, in_size - 1), weight
 
 
+@dataclass(frozen=True)
+class ResizeWindow:
+    """Where a tile of a resize lies along one resized axis: the output tile from
+    `out_origin` of an output `out_length` long, the input window from `in_origin`
+    (possibly before 0) of an input `in_length` long."""
+
+    in_length: int
+    out_length: int
+    out_origin: int
+    in_origin: int
+
+    def part(self, size: int) -> slice:
+        """The tile's `size` outputs along the whole axis."""
+        return slice(self.out_origin, self.out_origin + size)
+
+    def check(self, indices: Sequence[np.ndarray], window: int) -> str | None:
+        """Why a window of `window` inputs does not hold the tile's `indices` (its
+        reads made the window's), or None."""
+        lowest = min((int(i.min()) for i in indices if i.size), default=0)
+        highest = max((int(i.max()) for i in indices if i.size), default=0)
+        if lowest >= 0 and highest < window:
+            return None
+        return (
+            f"the tile from output {self.out_origin} reads inputs {self.in_origin + lowest}.."
+            f"{self.in_origin + highest}, outside its window {self.in_origin}.."
+            f"{self.in_origin + window - 1}"
+        )
+
+
 def resize_linear(
     values: np.ndarray,
     axes: Sequence[int],
@@ -342,16 +373,31 @@ def resize_linear(
     mode: str,
     out_sizes: Sequence[int],
     bits: int,
+    windows: Sequence[ResizeWindow] | None = None,
 ) -> np.ndarray:
     """Linear resize of integers along `axes` by `scales` (float32 values) in
     coordinate `mode`: each output is the sum of its 2^k neighbours' stored values
     times the products of their weights (`resize_coordinates`, in Q`bits`, summing to
     2^bits per axis), rounded half to even by `bits` per axis at the end; int64. The
-    weights summing to one, a zero point passes through: values are taken as stored."""
+    weights summing to one, a zero point passes through: values are taken as stored.
+
+    With `windows` (one per axis), `values` is a window of a larger input and the
+    result a tile of the larger output: each output reads what it reads in the whole
+    resize, at its place in the window (the caller checks that the window holds it,
+    `ResizeWindow.check`)."""
     result = np.asarray(values).astype(np.int64)
     one = 1 << bits
-    for axis, scale, size in zip(axes, scales, out_sizes, strict=True):
-        low, high, weight = resize_coordinates(mode, scale, result.shape[axis], size, bits)
+    for index, (axis, scale, size) in enumerate(zip(axes, scales, out_sizes, strict=True)):
+        if windows is None:
+            low, high, weight = resize_coordinates(mode, scale, result.shape[axis], size, bits)
+        else:
+            window = windows[index]
+            low, high, weight = resize_coordinates(
+                mode, scale, window.in_length, window.out_length, bits
+            )
+            part = window.part(size)
+            low, high = low[part] - window.in_origin, high[part] - window.in_origin
+            weight = weight[part]
         shape = [1] * result.ndim
         shape[axis] = size
         result = np.take(result, low, axis=axis) * (one - weight).reshape(shape) + np.take(

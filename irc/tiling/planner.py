@@ -125,10 +125,20 @@ class Layer:
     stream can stream in chunks (`streams_weights`)."""
     whole_channels: bool = False
     """Every tile holds the whole last axis (a softmax normalizes rows of it)."""
+    reads: int = 0
+    """Values each output element of a vector-unit layer reads, if not its kernel's
+    taps (a pool) or its `inputs` (another layer): a resize's 2^k neighbours."""
     upsample: tuple[int, int] = (1, 1)
     """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
     `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
     points inserted between pixels; `in_h` and `in_w` stay the stored input's."""
+
+    @property
+    def vector_reads(self) -> int:
+        """Values each output element of a vector-unit layer reads (`reads`)."""
+        if self.reads:
+            return self.reads
+        return self.kernel[0] * self.kernel[1] if self.kind == "pool" else self.inputs
 
     @property
     def wide(self) -> bool:
@@ -591,9 +601,7 @@ class _Model:
         taps = layer.kernel[0] * layer.kernel[1]
         if layer.engine == "vector":
             lanes = self.target.vector_unit.lanes
-            per_pixel = math.ceil(channels / lanes) * (
-                taps if layer.kind == "pool" else layer.inputs
-            )
+            per_pixel = math.ceil(channels / lanes) * layer.vector_reads
             return pixels * per_pixel * self.target.data_types.activation_cycles(layer.sixteen)
         if layer.kind == "depthwise":
             passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
@@ -711,8 +719,7 @@ class _Model:
             compute = math.ceil(layer.macs / array.macs_per_cycle)
         else:
             elements = layer.batch * layer.out_h * layer.out_w * layer.out_c
-            taps = layer.kernel[0] * layer.kernel[1] if layer.kind == "pool" else layer.inputs
-            compute = math.ceil(elements * taps / self.target.vector_unit.lanes)
+            compute = math.ceil(elements * layer.vector_reads / self.target.vector_unit.lanes)
         compute *= self.target.data_types.activation_cycles(layer.sixteen)
         # The input the layer reads at least once (a strided 1x1 conv skips rows).
         read_h = _read_extent(

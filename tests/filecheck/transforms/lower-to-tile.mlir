@@ -139,19 +139,22 @@ func.func @pool(%x: tensor<1x56x56x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1
 
 // -----
 
-// A linear resize: tiles of whole planes over the channels (the planner counts a
-// channel as its 6x6 input and 12x12 output plane), each loaded, resized by one
-// tile.resize and stored.
+// A linear resize: tiles of output rows (6 of the 12, every column and channel), each
+// loading the input window its rows read (rows 3i-1 .. 3i+3: one row of padding
+// before the first tile, and a column before the first column, never read), resized
+// by one tile.resize of that window and stored.
 // CHECK-LABEL: func.func @resize_linear
 // CHECK:         %[[X:.*]] = tile.to_buffer %x {{.*}} to memref<1x6x6x32xi8, "ddr">
 // CHECK:         %[[Y:.*]] = tile.alloc {offset = 0} : memref<1x12x12x32xi8, "ddr">
-// CHECK:         %[[IN:.*]] = tile.alloc {{.*}} : memref<1x6x6x8xi8, "sram">
-// CHECK:         %[[OUT:.*]] = tile.alloc {{.*}} : memref<1x12x12x8xi8, "sram">
-// CHECK:         scf.for
-// CHECK:           tile.copy %[[X]][{{.*}}] to %[[IN]][{{.*}}] sizes [1, 6, 6, 8]
-// CHECK-NEXT:      tile.resize %[[IN]], %[[OUT]] {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x6x6x8xi8, "sram">, memref<1x12x12x8xi8, "sram">
-// CHECK-NEXT:      tile.copy %[[OUT]][{{.*}}] to %[[Y]][{{.*}}] sizes [1, 12, 12, 8]
-// expected-remark @+2 {{plan-tiles: 1 layers for npu-demo-all-ops, 4680 cycles estimated (lower bound 2880), peak SRAM 2944 of 524288 bytes}}
+// CHECK:         %[[IN:.*]] = tile.alloc {{.*}} : memref<1x5x7x32xi8, "sram">
+// CHECK:         %[[OUT:.*]] = tile.alloc {{.*}} : memref<1x6x12x32xi8, "sram">
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK:           %[[OY:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK:           %[[IY:.*]] = arith.addi %{{.*}}, %[[M1:.*]] : index
+// CHECK-NEXT:      tile.copy %[[X]][%{{.*}}, %[[IY]], %[[M1]], %{{.*}}] to %[[IN]][{{.*}}] sizes [1, 5, 7, 32] {pad = -3}
+// CHECK-NEXT:      tile.resize %[[IN]], %[[OUT]][%[[OY]], %{{.*}}, %[[IY]], %[[M1]]] {axes = [1, 2], input_lengths = [6, 6], output_lengths = [12, 12], scales = [2.0, 2.0]} : memref<1x5x7x32xi8, "sram">, memref<1x6x12x32xi8, "sram">
+// CHECK-NEXT:      tile.copy %[[OUT]][{{.*}}] to %[[Y]][%{{.*}}, %[[OY]], {{.*}}] sizes [1, 6, 12, 32]
+// expected-remark @+2 {{plan-tiles: 1 layers for npu-demo-all-ops, 5784 cycles estimated (lower bound 2880), peak SRAM 7808 of 524288 bytes}}
 // expected-remark @+1 {{lower-to-tile: 1 layers tiled (qnn.resize x1), 1 loop bodies}}
 func.func @resize_linear(%x: tensor<1x6x6x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x32x!quant.uniform<i8:f32, 0.1:-3>> {
   %y = qnn.resize %x {scales = [1.0, 2.0, 2.0, 1.0]} : (tensor<1x6x6x32x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x12x12x32x!quant.uniform<i8:f32, 0.1:-3>>

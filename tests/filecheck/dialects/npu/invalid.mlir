@@ -727,6 +727,16 @@ func.func @resize_axes() attributes {npu.sram_bytes = 4096} {
 
 // -----
 
+func.func @resize_window_origin(%o: index) attributes {npu.sram_bytes = 4096} {
+  %x = npu.view sram[0] : memref<1x2x2x8xi8, "sram">
+  %y = npu.view sram[64] : memref<1x4x4x8xi8, "sram">
+  // expected-error @+1 {{the window origin of npu.resize is arith.constant indices}}
+  npu.resize %x, %y[%o, %o, %o, %o] {axes = [1, 2], input_lengths = [8, 2], output_lengths = [16, 4], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @lrn_table() attributes {npu.sram_bytes = 4096} {
   %x = npu.view sram[0] : memref<4x16xi8, "sram">
   %t = npu.view sram[64] : memref<224xi32, "sram">

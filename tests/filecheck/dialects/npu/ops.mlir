@@ -224,6 +224,12 @@ func.func @resize_and_sixteen_bit() attributes {npu.sram_bytes = 8192, npu.sram_
   %y = npu.view sram[64] : memref<1x4x4x8xi8, "sram">
   // CHECK: npu.resize %x, %y {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
   npu.resize %x, %y {axes = [1, 2], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  // A window: the output tile's origin, then the input window's (constants).
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: npu.resize %x, %y[%c4, %c0, %c1, %c0] {axes = [1, 2], input_lengths = [8, 2], output_lengths = [16, 4], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
+  npu.resize %x, %y[%c4, %c0, %c1, %c0] {axes = [1, 2], input_lengths = [8, 2], output_lengths = [16, 4], scales = [2.0, 2.0]} : memref<1x2x2x8xi8, "sram">, memref<1x4x4x8xi8, "sram">
   %a = npu.view sram[256] : memref<64xi16, "sram">
   %table = npu.view sram[384] : memref<513xi16, "sram">
   // CHECK: npu.lut %a, %table, %a : memref<64xi16, "sram">, memref<513xi16, "sram">, memref<64xi16, "sram">

@@ -551,6 +551,22 @@ func.func @resize_nearest_mode(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x
 
 // -----
 
+func.func @resize_window_origin(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">, %o: index) {
+  // expected-error @+1 {{a window of 2 resized axes needs 'input_lengths', 'output_lengths' and 4 origin indices (the output tile's, then the input window's), got 2}}
+  tile.resize %x, %y[%o, %o] {axes = [1, 2], scales = array<f32: 2.0, 2.0>, input_lengths = [16, 16], output_lengths = [32, 32]} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @resize_window_lengths(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">, %o: index) {
+  // expected-error @+1 {{the output memref<1x8x8x8xi8, "sram"> is larger than 'output_lengths' [32, 4] along the resized axes}}
+  tile.resize %x, %y[%o, %o, %o, %o] {axes = [1, 2], scales = array<f32: 2.0, 2.0>, input_lengths = [16, 2], output_lengths = [32, 4]} : memref<1x4x4x8xi8, "sram">, memref<1x8x8x8xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @softmax_16_bit_table(%a: memref<4x8xi16, "sram">, %t: memref<256xi16, "sram">) {
   // expected-error @+1 {{the table of i16 values must be 513 i16 entries, got memref<256xi16, "sram">}}
   tile.softmax %a, %t, %a {multiplier = 2147418114, shift = 0} : memref<4x8xi16, "sram">, memref<256xi16, "sram">, memref<4x8xi16, "sram">

@@ -169,3 +169,13 @@ func.func @resize(%x: memref<1x4x4x8xi8, "sram">, %y: memref<1x8x8x8xi8, "sram">
   tile.resize %f, %g {axes = [1, 2], scales = array<f32: 1.5, 0.5>, mode = "nearest", nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"} : memref<1x4x4x8xf32, "sram">, memref<1x6x2x8xf32, "sram">
   func.return
 }
+
+// A window of a resize too large for SRAM: the output tile's origin [%oy, %ox] in
+// the whole output, then the input window's [%iy, %ix] in the whole input (here one
+// row before it: padding, never read).
+// CHECK-LABEL: func.func @resize_window
+func.func @resize_window(%x: memref<1x6x66x8xi8, "sram">, %y: memref<1x8x128x8xi8, "sram">, %oy: index, %ox: index, %iy: index, %ix: index) {
+  // CHECK-NEXT: tile.resize %x, %y[%oy, %ox, %iy, %ix] {axes = [1, 2], input_lengths = [64, 64], output_lengths = [128, 128], scales = [2.0, 2.0]} : memref<1x6x66x8xi8, "sram">, memref<1x8x128x8xi8, "sram">
+  tile.resize %x, %y[%oy, %ox, %iy, %ix] {axes = [1, 2], scales = array<f32: 2.0, 2.0>, input_lengths = [64, 64], output_lengths = [128, 128]} : memref<1x6x66x8xi8, "sram">, memref<1x8x128x8xi8, "sram">
+  func.return
+}
