@@ -460,7 +460,8 @@ def _resize_windows(lowering: FunctionLowering, op: Operation) -> None:
         spatial = {1: bounds["h"], 2: bounds["w"]}
         outputs = {axis: em.affine([(bound, 1)]) for axis, bound in spatial.items()}
         whole = all(spatial[axis].size == whole_lengths[axis] for axis in axes)
-        box, starts = [1, 0, 0, bounds["c"].size], [n, 0, 0, c]
+        box = [1, 0, 0, bounds["c"].size]
+        starts: list[SSAValue | int] = [n, 0, 0, c]
         windows: list[SSAValue] = []
         for axis, bound in spatial.items():
             reach = reaches.get(axis)
@@ -470,8 +471,9 @@ def _resize_windows(lowering: FunctionLowering, op: Operation) -> None:
                 box[axis], starts[axis] = reach.in_length, 0
             else:
                 box[axis] = reach.extent(tiles[axis], bound.size)
-                starts[axis] = reach.origin_value(lowering, bound)
-                windows.append(starts[axis])  # type: ignore[arg-type]
+                window = reach.origin_value(lowering, bound)
+                starts[axis] = window
+                windows.append(window)
         buffer = b.sram("input", box, element)
         b.load(x, starts, buffer, pad=zero_point)
         out = b.sram("output", [1, spatial[1].size, spatial[2].size, bounds["c"].size], element)

@@ -641,15 +641,15 @@ class TileFunctions(InterpreterFunctions):
         if mode == "nearest":
             gathered = source
             for index, (axis, scale) in enumerate(zip(axes, scales)):
-                window = None if windows is None else windows[index]
-                in_length = source.shape[axis] if window is None else window.in_length
-                out_length = output.shape[axis] if window is None else window.out_length
+                place = None if windows is None else windows[index]
+                in_length = source.shape[axis] if place is None else place.in_length
+                out_length = output.shape[axis] if place is None else place.out_length
                 (indices,) = resize_axis_reads(
                     mode, coordinates, props.str("nearest_mode") or "", scale,
                     in_length, out_length, bits,
                 )  # fmt: skip
-                if window is not None:
-                    indices = indices[window.part(output.shape[axis])] - window.in_origin
+                if place is not None:
+                    indices = indices[place.part(output.shape[axis])] - place.in_origin
                 gathered = np.take(gathered, indices, axis=axis)
             output[...] = gathered
             return ()

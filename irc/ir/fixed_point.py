@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
 from dataclasses import dataclass
 
 import numpy as np
