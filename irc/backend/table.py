@@ -46,6 +46,7 @@ from irc.backend.vector import (
     emit_float_binary,
     emit_float_clamp,
     emit_mul,
+    layer_norm_layer,
     lower_layer_norm,
     lower_lrn,
     lower_lut,
@@ -53,9 +54,13 @@ from irc.backend.vector import (
     lower_requantize,
     lower_softmax,
     lower_with,
+    lrn_layer,
     lut_key,
+    lut_layer,
     max_pool_key,
     pool_layer,
+    requantize_layer,
+    softmax_layer,
 )
 from irc.dialects import nn, npu, part, qnn, quant, tile
 
@@ -296,7 +301,7 @@ ENTRIES: tuple[Entry, ...] = (
         (qnn.LutOp,),
         "an int8 function through the 256-entry lookup table (the support table's entry "
         "of the function it tabulates)",
-        layer=elementwise_op_layer,
+        layer=lut_layer,
         lower=lower_lut,
         in_place=True,
         commands=(LUT,),
@@ -307,7 +312,7 @@ ENTRIES: tuple[Entry, ...] = (
         (qnn.SoftmaxOp,),
         "int8 softmax of whole rows of the last axis: the 256-entry i16 exp table, an "
         "integer sum and reciprocal, three passes of the vector unit",
-        layer=elementwise_op_layer,
+        layer=softmax_layer,
         lower=lower_softmax,
         in_place=True,
         commands=(SOFTMAX,),
@@ -317,7 +322,7 @@ ENTRIES: tuple[Entry, ...] = (
         (qnn.LayerNormOp,),
         "int8 (or int16) layer normalization of whole rows of the last axis: integer "
         "sums, an integer square root, gamma and beta as per-channel weights, four passes",
-        layer=elementwise_op_layer,
+        layer=layer_norm_layer,
         lower=lower_layer_norm,
         in_place=True,
         commands=(LAYER_NORM,),
@@ -329,7 +334,7 @@ ENTRIES: tuple[Entry, ...] = (
         "running window sums of squares, their function interpolated by octave in an "
         "i32 table, three passes",
         check=check_lrn,
-        layer=elementwise_op_layer,
+        layer=lrn_layer,
         lower=lower_lrn,
         in_place=True,
         commands=(LRN,),
@@ -340,7 +345,7 @@ ENTRIES: tuple[Entry, ...] = (
         "a rescale to another type on the vector unit (alone; a MAC layer's own is its "
         "output stage)",
         check=check_requantize,
-        layer=elementwise_op_layer,
+        layer=requantize_layer,
         lower=lower_requantize,
         in_place=True,
         commands=(REQUANTIZE,),

@@ -187,52 +187,68 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
 # Elementwise ops
 
 
-def elementwise_op_layer(op: Operation, name: str) -> Layer:
-    """An elementwise op as a 1x1 window on the vector unit over its inputs; its
-    constants in SRAM are a lookup table, the (multiplier, shift) pairs of a
-    requantize (one per channel along the last axis, else one) or the (weight, bias)
-    pairs of a layer norm (of i64 for 16-bit values)."""
+def elementwise_op_layer(
+    op: Operation,
+    name: str,
+    table_bytes: int = 0,
+    channel_parameter_bytes: int = 0,
+    whole_channels: bool = False,
+) -> Layer:
+    """An elementwise op as a 1x1 window on the vector unit over its inputs, with the
+    constants it keeps in SRAM (`table_bytes` the whole layer shares,
+    `channel_parameter_bytes` per channel of the last axis) and whether its tiles hold
+    whole rows of the last axis. The ops with constants have their own layer functions
+    (`lut_layer`, `softmax_layer`, ...), which their lowerings pass to
+    `lower_elementwise`, as the backend table gives them to the planner."""
     result = list(tensor_shape(op.results[0])) or [1]
     channels = result[-1]
     rows = math.prod(result[:-1])
-    props = op.props()  # type: ignore[attr-defined]
-    per_channel = isinstance(op, qnn.LayerNormOp) or (
-        isinstance(op, qnn.RequantizeOp)
-        and (props.int("axis") is not None and len(props.ints("multiplier") or []) > 1)
-    )
-    wide_params = isinstance(op, qnn.LayerNormOp) and element_bytes(op.operands[0].type) == 2
-    table_bytes = 0
-    if isinstance(op, qnn.LutOp):
-        table_bytes = len(op.props().ints("table") or []) * element_bytes(op.results[0].type)
-    elif isinstance(op, qnn.SoftmaxOp):
-        table_bytes = 2 * len(op.props().ints("table") or [])  # i16 exps
-    elif isinstance(op, qnn.LRNOp):
-        table_bytes = 4 * len(op.props().ints("table") or [])  # i32 entries
-    elif isinstance(op, qnn.RequantizeOp) and not per_channel:
-        table_bytes = REQUANT_PAIR_BYTES
     return Layer(
-        name,
-        op.name,
-        "elementwise",
-        "vector",
-        1,
-        rows,
-        1,
-        channels,
-        rows,
-        1,
-        channels,
-        groups=channels,
-        inputs=len(op.operands),
-        channel_parameter_bytes=(
-            (2 * REQUANT_PAIR_BYTES if wide_params else REQUANT_PAIR_BYTES) if per_channel else 0
-        ),
-        table_bytes=table_bytes,
+        name, op.name, "elementwise", "vector", 1, rows, 1, channels, rows, 1, channels,
+        groups=channels, inputs=len(op.operands),
+        channel_parameter_bytes=channel_parameter_bytes, table_bytes=table_bytes,
         in_bytes=element_bytes(op.operands[0].type),
         out_bytes=element_bytes(op.results[0].type),
         quantized=quantized_element(op.results[0].type) is not None,
-        whole_channels=isinstance(op, qnn.SoftmaxOp | qnn.LayerNormOp | qnn.LRNOp),
-    )
+        whole_channels=whole_channels,
+    )  # fmt: skip
+
+
+def _table_length(op: Operation) -> int:
+    return len(op.props().ints("table") or [])  # type: ignore[attr-defined]
+
+
+def lut_layer(op: Operation, name: str) -> Layer:
+    """A lookup table: its entries (of the output's type) in SRAM."""
+    table = _table_length(op) * element_bytes(op.results[0].type)
+    return elementwise_op_layer(op, name, table_bytes=table)
+
+
+def softmax_layer(op: Operation, name: str) -> Layer:
+    """A softmax: tiles of whole rows, its i16 exp table in SRAM."""
+    return elementwise_op_layer(op, name, table_bytes=2 * _table_length(op), whole_channels=True)
+
+
+def layer_norm_layer(op: Operation, name: str) -> Layer:
+    """A layer norm: tiles of whole rows, a (weight, bias) pair per channel (of i64 for
+    16-bit values)."""
+    wide = element_bytes(op.operands[0].type) == 2
+    pairs = 2 * REQUANT_PAIR_BYTES if wide else REQUANT_PAIR_BYTES
+    return elementwise_op_layer(op, name, channel_parameter_bytes=pairs, whole_channels=True)
+
+
+def lrn_layer(op: Operation, name: str) -> Layer:
+    """An LRN: tiles of whole channel rows, its i32 table in SRAM."""
+    return elementwise_op_layer(op, name, table_bytes=4 * _table_length(op), whole_channels=True)
+
+
+def requantize_layer(op: Operation, name: str) -> Layer:
+    """A standalone requantize: a (multiplier, shift) pair per channel of the last axis
+    when it has one per channel, else one for the layer."""
+    props = op.props()  # type: ignore[attr-defined]
+    if props.int("axis") is not None and len(props.ints("multiplier") or []) > 1:
+        return elementwise_op_layer(op, name, channel_parameter_bytes=REQUANT_PAIR_BYTES)
+    return elementwise_op_layer(op, name, table_bytes=REQUANT_PAIR_BYTES)
 
 
 def check_float_elementwise(op: Operation) -> list[str]:
@@ -268,19 +284,21 @@ def lower_elementwise(
     table: np.ndarray | None = None,
     params: np.ndarray | None = None,
     table_element: Attribute | None = None,
+    layer: Callable[[Operation, str], Layer] = elementwise_op_layer,
 ) -> None:
     """The loop nest of an elementwise op: each output box, its operands' boxes (an
     operand that broadcasts has a size of 1 where its shape does), `emit` computing
     the output tile; a lookup `table` (of the output's element type, or
     `table_element`) or requantization `params` (i32 pairs, or i64 ones from an int64
-    array) are loaded once (or per channel tile, for per-channel parameters)."""
+    array) are loaded once (or per channel tile, for per-channel parameters). `layer`
+    is the op's layer function in the backend table (the planner's view of it)."""
     result = op.results[0]
     shape = list(tensor_shape(result)) or [1]
     inputs = list(op.operands)
     operand_shapes = [broadcast_shape(tensor_shape(value), shape) for value in inputs]
     elements = [buffer_element(value) for value in inputs]
     output_element = buffer_element(result)
-    plan = lowering.plan(op, elementwise_op_layer(op, op.name))
+    plan = lowering.plan(op, layer(op, op.name))
     sources = [
         storage_as(lowering, value, operand) for value, operand in zip(inputs, operand_shapes)
     ]
@@ -530,14 +548,16 @@ def lower_lut(lowering: FunctionLowering, op: Operation) -> None:
     entries = np.asarray(op.props().ints("table") or [], dtype=np.int64)  # type: ignore[attr-defined]
     element = buffer_element(op.results[0])
     dtype = weights.dtype_of(element)
-    lower_elementwise(lowering, op, emit_lut, table=entries.astype(dtype))
+    lower_elementwise(lowering, op, emit_lut, table=entries.astype(dtype), layer=lut_layer)
 
 
 def lower_softmax(lowering: FunctionLowering, op: Operation) -> None:
     """A softmax: its i16 exp table loaded into SRAM once, then every tile of whole
     rows normalized."""
     entries = np.asarray(op.props().ints("table") or [], dtype=np.int16)  # type: ignore[attr-defined]
-    lower_elementwise(lowering, op, emit_softmax, table=entries, table_element=i16)
+    lower_elementwise(
+        lowering, op, emit_softmax, table=entries, table_element=i16, layer=softmax_layer
+    )
 
 
 def lower_layer_norm(lowering: FunctionLowering, op: Operation) -> None:
@@ -550,7 +570,7 @@ def lower_layer_norm(lowering: FunctionLowering, op: Operation) -> None:
         [np.asarray(props.ints("weights"), dtype), np.asarray(props.ints("biases"), dtype)],
         axis=1,
     )
-    lower_elementwise(lowering, op, emit_layer_norm, params=params)
+    lower_elementwise(lowering, op, emit_layer_norm, params=params, layer=layer_norm_layer)
 
 
 def check_lrn(op: Operation) -> list[str]:
@@ -563,7 +583,7 @@ def lower_lrn(lowering: FunctionLowering, op: Operation) -> None:
     """An LRN: its i32 table loaded into SRAM once, then every tile of whole channel
     rows normalized."""
     entries = np.asarray(op.props().ints("table") or [], dtype=np.int32)  # type: ignore[attr-defined]
-    lower_elementwise(lowering, op, emit_lrn, table=entries, table_element=i32)
+    lower_elementwise(lowering, op, emit_lrn, table=entries, table_element=i32, layer=lrn_layer)
 
 
 def lower_requantize(lowering: FunctionLowering, op: Operation) -> None:
@@ -571,7 +591,7 @@ def lower_requantize(lowering: FunctionLowering, op: Operation) -> None:
     channel tile when there is one per channel)."""
     props = op.props()  # type: ignore[attr-defined]
     params = requant_params(props.ints("multiplier") or [], props.ints("shift") or [])
-    lower_elementwise(lowering, op, emit_requantize, params=params)
+    lower_elementwise(lowering, op, emit_requantize, params=params, layer=requantize_layer)
 
 
 # --------------------------------------------------------------------------------------
