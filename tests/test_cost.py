@@ -8,8 +8,6 @@ at 1 GB/s with 100 cycles of latency, 512 KiB of SRAM; host 2 GMAC/s, 0.5 G elem
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from xdsl.dialects.builtin import TensorType, f32, i32, i64
 from xdsl.dialects.func import FuncOp
@@ -156,13 +154,11 @@ def test_npu_time_of_the_worked_example() -> None:
     assert cost.host_seconds(conv, target) == pytest.approx(host)
 
     # With a small SRAM the activations stream through DDR too, still under compute.
-    small = dataclasses.replace(target, sram=dataclasses.replace(target.sram, size_bytes=4096))
+    small = target.with_memory("sram", size_bytes=4096)
     memory = 100 / 500e6 + (64 * 32 * 9 + 32 * 56 * 56 + 64 * 56 * 56) / 1e9
     assert memory < mac_seconds + vector_seconds
     assert cost.npu_seconds(conv, small) == pytest.approx(mac_seconds + vector_seconds)
-    slow = dataclasses.replace(
-        small, ddr=dataclasses.replace(small.ddr, bandwidth_bytes_per_second=1e8)
-    )
+    slow = small.with_memory("ddr", read_bytes_per_second=1e8, write_bytes_per_second=1e8)
     slow_memory = 100 / 500e6 + (64 * 32 * 9 + 32 * 56 * 56 + 64 * 56 * 56) / 1e8
     assert cost.npu_seconds(conv, slow) == pytest.approx(slow_memory)
 

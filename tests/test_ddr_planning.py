@@ -24,7 +24,7 @@ from irc.ir.context import make_context
 from irc.ir.io import parse_module
 from irc.passes import parse_pipeline
 from irc.targets import load_target, using_target
-from irc.tiling.memory import Value, check_plan, place
+from irc.tiling.memory import Home, Homes, PlacementError, Value, check_plan, place
 
 ALIGNMENT = 64
 
@@ -55,7 +55,7 @@ def programs(draw: st.DrawFn) -> list[Value]:
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(values=programs())
 def test_placements_never_overlap(values: list[Value]) -> None:
-    plan = place(values, ALIGNMENT)
+    plan = place(values, Homes.single("ddr", ALIGNMENT))
     assert check_plan(plan) == []
     assert plan.peak_live_bytes <= plan.arena_bytes <= plan.naive_bytes
     assert all(v.offset >= 0 for v in plan.values)
@@ -63,11 +63,41 @@ def test_placements_never_overlap(values: list[Value]) -> None:
     assert plan.weights_bytes == sum(-(-v.size // ALIGNMENT) * ALIGNMENT for v in weights)
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(values=programs(), fast=st.integers(0, 4096))
+def test_a_fast_memory_holds_what_fits_and_the_next_one_the_rest(
+    values: list[Value], fast: int
+) -> None:
+    # Activations prefer a small fast memory, then a large slow one (the weights'):
+    # every group lies inside its memory, none overlaps another live in the same one.
+    homes = Homes(Home("flash", 1 << 30, 64), (Home("sram2", fast, 16), Home("flash", 1 << 30, 64)))
+    plan = place(values, homes)
+    assert check_plan(plan) == []
+    placed = [v for v in plan.values if v.role not in ("weight", "fused")]
+    assert {v.memory for v in placed} <= {"sram2", "flash"}
+    for value in placed:
+        base = plan.base(value.memory)
+        assert base + value.offset + value.size <= plan.home(value.memory).capacity
+    # The fast memory is used whenever anything fits in it alone.
+    singles = [v for v in placed if v.parent is None and -(-v.size // 16) * 16 <= fast]
+    if singles:
+        assert plan.arenas["sram2"] > 0
+    assert all(v.memory == "flash" for v in plan.values if v.role == "weight")
+
+
+def test_a_tensor_no_memory_holds_is_an_error() -> None:
+    values = [Value("big", 4096, 0, 1), Value("small", 64, 1, 2)]
+    with pytest.raises(PlacementError, match=r"big \(4096 bytes\) does not fit in sram2 or dram"):
+        place(
+            values, Homes(Home("dram", 1024, 64), (Home("sram2", 512, 16), Home("dram", 1024, 64)))
+        )
+
+
 def test_the_digits_model_plans_soundly() -> None:
     module = digits_int8()
     function = next(op for op in module.ops if isinstance(op, FuncOp))
     target = load_target("npu-demo")
-    assert target.dma.burst_bytes == ALIGNMENT
+    assert target.memories["ddr"].alignment_bytes == ALIGNMENT
     plan, _ = plan_memory(function, target)
     assert check_plan(plan) == []
     roles = {value.role for value in plan.values}

@@ -269,12 +269,12 @@ def bodies(extents: Sequence[int], tiles: Sequence[int]) -> int:
 def target_with_sram(directory: Path, kib: int) -> Target:
     """npu-demo with `kib` KiB of SRAM, loaded from a target file."""
     preset = (PRESETS / "npu-demo.toml").read_text(encoding="utf-8")
-    text = re.sub(r"size_kib = \d+", f"size_kib = {kib}", preset)
+    text = re.sub(r"size_kib = \d+", f"size_kib = {kib}", preset, count=1)  # the SRAM's
     text = text.replace('name = "npu-demo"', f'name = "npu-{kib}k"')
     path = directory / f"npu-{kib}k.toml"
     path.write_text(text, encoding="utf-8")
     target = every_op_supported(load_target(str(path)))
-    assert target.sram.size_bytes == kib * 1024
+    assert target.scratch.size_bytes == kib * 1024
     return target
 
 
@@ -1720,4 +1720,4 @@ def test_the_sram_buffers_of_a_layer_are_disjoint(layer: str, kib: int, tmp_path
     # npu-demo double buffers; the small SRAMs hold one copy of each buffer.
     assert plans[0].data["double_buffered"] == BoolAttr.from_bool(kib == 512)
     result = lower(text, inputs, target=target, distinct=20)
-    assert sram_conflicts(result.module, target.sram.size_bytes) == []
+    assert sram_conflicts(result.module, target.scratch.size_bytes) == []

@@ -529,7 +529,6 @@ def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> No
     input and output, 33 KiB) fits no tile, so the cost model places it on the host
     with the planner's reason (support mode leaves it to plan-tiles, which fails with
     it)."""
-    import dataclasses
 
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
@@ -550,7 +549,7 @@ def test_the_cost_model_keeps_a_layer_with_no_tile_that_fits_on_the_host() -> No
         for module_pass in parse_pipeline(QUANTIZE):
             module_pass.apply(make_context(), module)
     target = load_target("edge-2tops")
-    small = dataclasses.replace(target, sram=dataclasses.replace(target.sram, size_bytes=16384))
+    small = target.with_memory("sram", size_bytes=16384)
     with collect_diagnostics() as diagnostics:
         partition_module(module, small, "cost", outline_npu=False)
     # One warning says so: the layer's planner message, and how to make it an error.

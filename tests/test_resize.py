@@ -18,8 +18,6 @@ to even. Checked here:
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import onnx
 import pytest
@@ -233,7 +231,7 @@ def test_a_resize_larger_than_sram_runs_in_windows_bit_exact(
     samples = [random_inputs(model, seed=seed) for seed in range(2)]
     module = quantize_with_irc(model, samples, activations=activations)  # type: ignore[arg-type]
     base = INT16_TARGET if activations == "int16" else NPU_DEMO
-    small = dataclasses.replace(base, sram=dataclasses.replace(base.sram, size_bytes=4096))
+    small = base.with_memory("sram", size_bytes=4096)
     texts: list[str] = []
     stats = lower_and_compare(module, samples[0], small, texts)
     assert not stats.kept

@@ -46,6 +46,7 @@ from irc.diagnostics import Diagnostic, IrcError, Severity, emit
 from irc.dialects import base, nn
 from irc.targets import (
     OpSupport,
+    Placement,
     Target,
     active_target,
     load_target,
@@ -109,11 +110,11 @@ MISTAKES = [
     # missing fields and tables
     Mistake(
         "missing field",
-        "banks = 2\n",
+        'port = "axi1"\n',
         "",
-        "[sram]",
-        "[sram] is missing 'banks'",
-        "add banks = ... (banks: number of banks)",
+        "[memories.flash]",
+        "[memories.flash] is missing 'port'",
+        "add port = ... (port: the port it sits on",
     ),
     Mistake(
         "missing lut entries",
@@ -125,11 +126,11 @@ MISTAKES = [
     ),
     Mistake(
         "missing table",
-        "[dma]\nchannels = 1\nburst_bytes = 32\n",
+        '[placement]\nweights = "flash"\nactivations = ["system_sram"]\n',
         "",
         "# A small",
-        "missing table [dma]",
-        "add [dma] with channels, burst_bytes",
+        "missing table [placement]",
+        "add [placement] with weights, activations",
     ),
     # wrong types
     Mistake(
@@ -177,7 +178,7 @@ MISTAKES = [
         "[vector_unit]\nlanes = 4\n",
         "vector_unit = { lanes = 4 }\n",
         "vector_unit",
-        "unknown key 'vector_unit' in [dma]",
+        "unknown key 'vector_unit' in [placement]",
         "[vector_unit] is a table of its own: start it with a line [vector_unit]",
     ),
     Mistake(
@@ -249,25 +250,25 @@ MISTAKES = [
         "zero SRAM",
         "size_kib = 128\n",
         "size_kib = 0\n",
-        "size_kib",
-        "sram.size_kib = 0 must be at least 1",
+        "size_kib = 0",
+        "memories.sram.size_kib = 0 must be at least 1",
         "size_kib: capacity, in KiB",
     ),
     Mistake(
         "zero bandwidth",
-        "bandwidth_gb_per_s = 0.2\n",
-        "bandwidth_gb_per_s = 0\n",
-        "bandwidth_gb_per_s = 0",
-        "ddr.bandwidth_gb_per_s = 0 must be more than 0",
-        "bandwidth_gb_per_s: sustained bandwidth between DDR and the NPU",
+        "read_bandwidth_gb_per_s = 0.2\n",
+        "read_bandwidth_gb_per_s = 0\n",
+        "read_bandwidth_gb_per_s = 0",
+        "memories.flash.read_bandwidth_gb_per_s = 0 must be more than 0",
+        "read_bandwidth_gb_per_s: sustained read bandwidth",
     ),
     Mistake(
         "negative latency",
-        "latency_cycles = 50\n",
-        "latency_cycles = -1\n",
-        "latency_cycles",
-        "ddr.latency_cycles = -1 must be at least 0",
-        "latency_cycles: NPU clock cycles",
+        "read_latency_cycles = 50\n",
+        "read_latency_cycles = -1\n",
+        "read_latency_cycles = -1",
+        "memories.flash.read_latency_cycles = -1 must be at least 0",
+        "read_latency_cycles: NPU clock cycles",
     ),
     # below or above what real hardware has (issue 19: a 300-digit time, a traceback)
     Mistake(
@@ -279,12 +280,12 @@ MISTAKES = [
         "clock_mhz: the NPU clock, in MHz",
     ),
     Mistake(
-        "vanishing DDR bandwidth",
-        "bandwidth_gb_per_s = 0.2\n",
-        "bandwidth_gb_per_s = 1e-9\n",
-        "bandwidth_gb_per_s = 1e-9",
-        "ddr.bandwidth_gb_per_s = 1e-09 must be at least 0.001",
-        "bandwidth_gb_per_s: sustained bandwidth between DDR and the NPU",
+        "vanishing memory bandwidth",
+        "read_bandwidth_gb_per_s = 0.2\n",
+        "read_bandwidth_gb_per_s = 1e-9\n",
+        "read_bandwidth_gb_per_s = 1e-9",
+        "memories.flash.read_bandwidth_gb_per_s = 1e-09 must be at least 0.001",
+        "read_bandwidth_gb_per_s: sustained read bandwidth",
     ),
     Mistake(
         "vanishing host rate",
@@ -306,8 +307,8 @@ MISTAKES = [
         "a TiB of SRAM",
         "size_kib = 128\n",
         "size_kib = 1073741824\n",
-        "size_kib",
-        "sram.size_kib = 1073741824 must be at most 262144",
+        "size_kib = 1073741824",
+        "memories.sram.size_kib = 1073741824 must be at most 262144",
         "size_kib: capacity, in KiB",
     ),
     Mistake(
@@ -320,11 +321,11 @@ MISTAKES = [
     ),
     Mistake(
         "integer too large for a float",
-        "latency_cycles = 50\n",
-        f"latency_cycles = {10**400}\n",
-        "latency_cycles",
-        "ddr.latency_cycles = 1.000e+400 must be at most 1000000",
-        "latency_cycles: NPU clock cycles",
+        "read_latency_cycles = 50\n",
+        f"read_latency_cycles = {10**400}\n",
+        f"read_latency_cycles = {10**400}",
+        "memories.flash.read_latency_cycles = 1.000e+400 must be at most 1000000",
+        "read_latency_cycles: NPU clock cycles",
     ),
     Mistake(
         "integer too large for a float, for a number",
@@ -362,18 +363,18 @@ MISTAKES = [
     ),
     Mistake(
         "alignment not a power of two",
-        "alignment_bytes = 16\n",
-        "alignment_bytes = 48\n",
-        "alignment_bytes",
-        "sram.alignment_bytes = 48 is not a power of two (such as 32 or 64)",
+        "size_kib = 128\nbanks = 2\nalignment_bytes = 16\n",
+        "size_kib = 128\nbanks = 2\nalignment_bytes = 48\n",
+        "alignment_bytes = 48",
+        "memories.sram.alignment_bytes = 48 is not a power of two (such as 32 or 64)",
         "alignment_bytes: every buffer starts at a multiple of this",
     ),
     Mistake(
         "burst not a power of two",
-        "burst_bytes = 32\n",
+        "burst_bytes = 16\n",
         "burst_bytes = 100\n",
-        "burst_bytes",
-        "dma.burst_bytes = 100 is not a power of two (such as 64 or 128)",
+        "burst_bytes = 100",
+        "memories.sram.burst_bytes = 100 is not a power of two (such as 64 or 128)",
         "burst_bytes: bytes per burst",
     ),
     Mistake(
@@ -381,17 +382,140 @@ MISTAKES = [
         "size_kib = 128\nbanks = 2\n",
         "size_kib = 1\nbanks = 2048\n",
         "banks",
-        "sram.banks = 2048 is more than the 1024 bytes of SRAM",
-        "give the number of banks the SRAM is divided into",
+        "memories.sram.banks = 2048 is more than its 1024 bytes",
+        "give the number of banks the memory is divided into",
     ),
     Mistake(
         "SRAM not whole bank rows",
         "size_kib = 128\nbanks = 2\n",
         "size_kib = 100\nbanks = 3\n",
-        "size_kib",
-        "sram.size_kib = 100 is not a whole number of aligned bank rows: 102400 bytes is "
-        "not a multiple of banks x alignment_bytes = 3 x 16 = 48",
+        "size_kib = 100",
+        "memories.sram.size_kib = 100 is not a whole number of aligned bank rows: 102400 "
+        "bytes is not a multiple of banks x alignment_bytes = 3 x 16 = 48",
         "make size_kib a multiple of 3, or change banks or alignment_bytes",
+    ),
+    # the memory hierarchy and the placement
+    Mistake(
+        "memory that is not a table",
+        "[memories.system_sram] # the activations\n",
+        '[memories]\ndram = "big"\n[memories.system_sram] # the activations\n',
+        'dram = "big"',
+        'memories.dram must be a table, got the string "big"',
+        "write [memories.dram] followed by size_kib",
+    ),
+    Mistake(
+        "memory name that is no memory space",
+        "[memories.system_sram] # the activations\n",
+        "[memories.System-SRAM] # the activations\n",
+        "[memories.System-SRAM]",
+        "memory name 'System-SRAM' is not a valid name",
+        "use lower-case letters, digits and '_'",
+    ),
+    Mistake(
+        "no local SRAM",
+        "[memories.sram]       # the NPU's local SRAM: tiles are computed here\n",
+        "[memories.scratch]\n",
+        "[memories.scratch]",
+        "[memories] has no 'sram': the NPU's local SRAM, where compute commands work",
+        "add [memories.sram] with size_kib",
+    ),
+    Mistake(
+        "negative write bandwidth",
+        "write_bandwidth_gb_per_s = 1.6\n",
+        "write_bandwidth_gb_per_s = -1.6\n",
+        "write_bandwidth_gb_per_s = -1.6",
+        "memories.system_sram.write_bandwidth_gb_per_s = -1.6 must be at least 0",
+        "write_bandwidth_gb_per_s: sustained write bandwidth (0: read-only, as flash)",
+    ),
+    Mistake(
+        "vanishing write bandwidth",
+        "write_bandwidth_gb_per_s = 1.6\n",
+        "write_bandwidth_gb_per_s = 1e-6\n",
+        "write_bandwidth_gb_per_s = 1e-6",
+        "memories.system_sram.write_bandwidth_gb_per_s = 1e-06 must be at least 0.001",
+        "write_bandwidth_gb_per_s",
+    ),
+    Mistake(
+        "writes in flight for a read-only memory",
+        "max_writes = 0\n",
+        "max_writes = 2\n",
+        "max_writes = 2",
+        "memories.flash.max_writes = 2 but write_bandwidth_gb_per_s = 0",
+        "a read-only memory has write_bandwidth_gb_per_s = 0 and max_writes = 0",
+    ),
+    Mistake(
+        "zero reads in flight",
+        "max_reads = 8\n",
+        "max_reads = 0\n",
+        "max_reads = 0",
+        "memories.sram.max_reads = 0 must be at least 1",
+        "max_reads: read bursts in flight at once",
+    ),
+    Mistake(
+        "port that is not a string",
+        'port = "axi0"\n',
+        "port = 0\n",
+        "port = 0",
+        "memories.system_sram.port must be a string, got the integer 0",
+        "port takes a string",
+    ),
+    Mistake(
+        "read-only local SRAM",
+        "write_bandwidth_gb_per_s = 6.4\nread_latency_cycles = 0\nwrite_latency_cycles = 0\n"
+        "burst_bytes = 16\nmax_reads = 8\nmax_writes = 8\n",
+        "write_bandwidth_gb_per_s = 0\nread_latency_cycles = 0\nwrite_latency_cycles = 0\n"
+        "burst_bytes = 16\nmax_reads = 8\nmax_writes = 0\n",
+        "write_bandwidth_gb_per_s = 0",
+        "memories.sram is read-only: the NPU writes its tiles there",
+        "give it a write bandwidth above 0",
+    ),
+    Mistake(
+        "placement of an unknown memory",
+        'weights = "flash"\n',
+        'weights = "flahs"\n',
+        'weights = "flahs"',
+        "placement.weights names no memory: 'flahs'",
+        "did you mean 'flash'?",
+    ),
+    Mistake(
+        "activations in read-only memory",
+        'activations = ["system_sram"]\n',
+        'activations = ["flash"]\n',
+        'activations = ["flash"]',
+        "placement.activations names 'flash', which is read-only",
+        "activations are written: name a memory with a write bandwidth",
+    ),
+    Mistake(
+        "weights in the local SRAM",
+        'weights = "flash"\n',
+        'weights = "sram"\n',
+        'weights = "sram"',
+        "placement.weights = 'sram': the NPU's local SRAM holds tiles only",
+        "name a system memory: flash, system_sram",
+    ),
+    Mistake(
+        "activations as a string",
+        'activations = ["system_sram"]\n',
+        'activations = "system_sram"\n',
+        'activations = "system_sram"',
+        'placement.activations must be a list of strings, got the string "system_sram"',
+        'write a list: activations = ["system_sram"]',
+    ),
+    Mistake(
+        "no memory of activations",
+        'activations = ["system_sram"]\n',
+        "activations = []\n",
+        "activations = []",
+        "placement.activations is empty",
+        "activations: the memories that hold the tensors between layers",
+    ),
+    Mistake(
+        "a memory of activations twice",
+        'activations = ["system_sram"]\n',
+        'activations = ["system_sram", "system_sram"]\n',
+        'activations = ["system_sram", "system_sram"]',
+        "placement.activations lists 'system_sram' twice",
+        "list each memory once, fastest first",
     ),
     Mistake(
         "int8 false",
@@ -471,24 +595,24 @@ MISTAKES = [
         "banks = 2\n",
         "bankz = 2\n",
         "bankz",
-        "unknown key 'bankz' in [sram]",
-        "did you mean 'banks' (banks: number of banks)? [sram] takes size_kib, banks, "
-        "alignment_bytes",
+        "unknown key 'bankz' in [memories.sram]",
+        "did you mean 'banks' (banks: number of banks (buffers of a layer in separate banks "
+        "do not contend))? [memories.sram] takes size_kib, banks, alignment_bytes",
     ),
     Mistake(
         "key in another unit",
         "size_kib = 128\n",
         "size_mib = 128\n",
         "size_mib",
-        "unknown key 'size_mib' in [sram]",
+        "unknown key 'size_mib' in [memories.sram]",
         "did you mean 'size_kib' (size_kib: capacity, in KiB)?",
     ),
     Mistake(
         "key in the wrong table",
-        "channels = 1\n",
-        "channels = 1\nlanes = 8\n",
+        'weights = "flash"\n',
+        'weights = "flash"\nlanes = 8\n',
         "lanes = 8",
-        "unknown key 'lanes' in [dma]",
+        "unknown key 'lanes' in [placement]",
         "'lanes' belongs in [vector_unit]",
     ),
     Mistake(
@@ -649,7 +773,7 @@ MISTAKES = [
         "unknown activation",
         'activations = ["relu", "clip"]\n',
         'activations = ["relu", "swish"]\n',
-        "activations",
+        'activations = ["relu", "swish"]',
         'ops.conv.activations lists "swish", which is not one of relu, clip, leaky_relu, '
         "hard_swish, sigmoid",
         "did you mean 'hard_swish'?",
@@ -739,10 +863,10 @@ def test_every_problem_is_reported_at_once_in_file_order() -> None:
     diagnostics = diagnostics_of((INPUTS / "several-errors.toml").read_text())
     assert [(d.location.line, d.message.split(":")[0]) for d in diagnostics] == [
         (10, 'mac_array.clock_mhz must be a number, got the string "200"'),
-        (19, "unknown key 'bankz' in [sram]"),
-        (20, "sram.alignment_bytes = 48 is not a power of two (such as 32 or 64)"),
-        (54, "unknown op 'MaxPool' in the support table"),
-        (59, 'ops.resize.modes lists "bilinear", which is not one of nearest, linear, cubic'),
+        (19, "memories.sram.alignment_bytes = 48 is not a power of two (such as 32 or 64)"),
+        (20, "unknown key 'bankz' in [memories.sram]"),
+        (70, "unknown op 'MaxPool' in the support table"),
+        (75, 'ops.resize.modes lists "bilinear", which is not one of nearest, linear, cubic'),
     ]
 
 
@@ -753,8 +877,10 @@ def test_a_table_must_be_a_table() -> None:
 
 def test_an_empty_file_misses_every_table() -> None:
     diagnostics = diagnostics_of("")
+    names = [s.name for s in schema.SECTIONS]
+    names.insert(names.index("placement"), "memories")
     assert [d.message for d in diagnostics] == [
-        f"missing table [{name}]" for name in [s.name for s in schema.SECTIONS] + ["ops"]
+        f"missing table [{name}]" for name in [*names, "ops"]
     ]
     assert {(d.location.line, d.location.col) for d in diagnostics} == {(1, 1)}
 
@@ -805,9 +931,19 @@ def test_units_are_converted_to_base_units() -> None:
     assert target.source == "t.toml"
     assert target.mac_array.clock_hz == 200e6
     assert target.mac_array.macs_per_cycle == 64
-    assert target.sram.size_bytes == 128 * 1024
-    assert target.sram.bank_bytes == 64 * 1024
-    assert target.ddr.bandwidth_bytes_per_second == 0.2e9
+    assert target.scratch.size_bytes == 128 * 1024
+    assert target.scratch.bank_bytes == 64 * 1024
+    flash, system_sram = target.memories["flash"], target.memories["system_sram"]
+    assert (flash.size_bytes, flash.read_bytes_per_second) == (4 << 20, 0.2e9)
+    assert not flash.writable and flash.write_bytes_per_cycle(200e6) == 0
+    assert system_sram.banks == 1  # banks may be omitted: one bank
+    # 1.6 GB/s at 200 MHz is 8 bytes a cycle; 4 bursts of 32 bytes in flight over a
+    # latency of 16 cycles allow 8 too; flash: 1 byte a cycle, 4 x 32 / 50 = 2.56.
+    assert system_sram.read_bytes_per_cycle(200e6) == 8.0
+    assert flash.read_bytes_per_cycle(200e6) == 1.0
+    assert target.placement == Placement("flash", ("system_sram",))
+    assert target.weights_memory is flash
+    assert target.activation_memories == (system_sram,)
     assert target.host.macs_per_second == 0.2e9
     assert target.host.elements_per_second == 0.1e9
     assert math.isclose(target.host.transition_seconds, 10e-6)
@@ -864,8 +1000,10 @@ def test_npu_demo_is_the_worked_example() -> None:
     target = load_target("npu-demo")
     mac = target.mac_array
     assert (mac.rows, mac.columns, mac.macs_per_cycle, mac.clock_hz) == (16, 16, 256, 500e6)
-    assert target.ddr.bandwidth_bytes_per_second == 1e9
-    sram = target.sram
+    ddr = target.memories["ddr"]
+    assert ddr.read_bytes_per_second == ddr.write_bytes_per_second == 1e9
+    assert target.placement == Placement("ddr", ("ddr",))
+    sram = target.scratch
     assert (sram.size_bytes, sram.banks, sram.alignment_bytes) == (512 * 1024, 4, 64)
     # The worked example (docs/targets.md, "npu-demo"): a 3x3 conv of a 56x56x32 int8 map to 64 channels.
     macs = 56 * 56 * 64 * 3 * 3 * 32
@@ -875,7 +1013,7 @@ def test_npu_demo_is_the_worked_example() -> None:
     assert round(cycles / mac.clock_hz * 1e3, 2) == 0.45
     # Its data through DDR takes less time than the compute, so DMA can hide it.
     data = 3 * 3 * 32 * 64 + 56 * 56 * 32 + 56 * 56 * 64
-    assert round(data / target.ddr.bandwidth_bytes_per_second * 1e3, 2) == 0.32
+    assert round(data / ddr.read_bytes_per_second * 1e3, 2) == 0.32
     assert target.lut.supported and target.lut.entries == 256
     assert "lrn" not in target.ops and "div" not in target.ops
     assert target.ops["resize"].modes == ("nearest", "linear")
@@ -887,13 +1025,14 @@ def test_ethos_presets_carry_vela_figures() -> None:
     # vela.ini: Ethos_U55_High_End_Embedded and Ethos_U65_High_End.
     assert (u55.mac_array.clock_hz, u65.mac_array.clock_hz) == (500e6, 1e9)
     assert (u55.mac_array.macs_per_cycle, u65.mac_array.macs_per_cycle) == (256, 512)
-    assert u55.ddr.bandwidth_bytes_per_second == 0.5e9  # off-chip flash
-    assert u65.ddr.bandwidth_bytes_per_second == 3.75e9  # DRAM
-    assert (u55.ddr.latency_cycles, u65.ddr.latency_cycles) == (64, 500)
+    u55_ddr, u65_ddr = u55.memories["ddr"], u65.memories["ddr"]
+    assert u55_ddr.read_bytes_per_second == 0.5e9  # off-chip flash
+    assert u65_ddr.read_bytes_per_second == 3.75e9  # DRAM
+    assert (u55_ddr.read_latency_cycles, u65_ddr.read_latency_cycles) == (64, 500)
     # Memory_Mode.Dedicated_Sram (384 KB) and Dedicated_Sram_512KB.
-    assert (u55.sram.size_bytes, u65.sram.size_bytes) == (393216, 524288)
+    assert (u55.scratch.size_bytes, u65.scratch.size_bytes) == (393216, 524288)
     assert (u55.vector_unit.lanes, u65.vector_unit.lanes) == (8, 16)
-    assert u55.dma.burst_bytes == u65.dma.burst_bytes == 128
+    assert u55_ddr.burst_bytes == u65_ddr.burst_bytes == 128
     # Vela's operator constraints: the same for both.
     assert u55.ops == u65.ops
     conv = u55.ops["conv"]
@@ -910,8 +1049,8 @@ def test_edge_2tops() -> None:
     assert target.mac_array.macs_per_cycle == 1024
     assert target.mac_array.clock_hz == 1e9
     assert round(target.peak_tops, 3) == 2.048
-    assert target.sram.size_bytes == 2 * 1024 * 1024
-    assert target.ddr.bandwidth_bytes_per_second == 8e9
+    assert target.scratch.size_bytes == 2 * 1024 * 1024
+    assert target.memories["ddr"].read_bytes_per_second == 8e9
 
 
 @pytest.mark.parametrize("name", ["npu-demo", "ethos-u55-256", "ethos-u65-512", "edge-2tops"])

@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def with_sram(size: int) -> object:
     """npu-demo with another SRAM size."""
-    return dataclasses.replace(NPU_DEMO, sram=dataclasses.replace(NPU_DEMO.sram, size_bytes=size))
+    return NPU_DEMO.with_memory("sram", size_bytes=size)
 
 
 def conv_output(size: int, kernel: int, stride: int, dilation: int, pad: int) -> int:
@@ -133,10 +133,12 @@ def test_plans_never_overflow_sram(layer: Layer, sram: int) -> None:
         size = plan.buffers[name] // len(offsets)
         copies += [(offset, offset + size) for offset in offsets]
     assert sorted(plan.sram_offsets) == sorted(plan.buffers)
-    assert all(start % NPU_DEMO.sram.alignment_bytes == 0 and end <= sram for start, end in copies)
+    assert all(
+        start % NPU_DEMO.scratch.alignment_bytes == 0 and end <= sram for start, end in copies
+    )
     copies.sort()
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in pairwise(copies))
-    assert all(size % NPU_DEMO.sram.alignment_bytes == 0 for size in plan.buffers.values())
+    assert all(size % NPU_DEMO.scratch.alignment_bytes == 0 for size in plan.buffers.values())
     rows, columns, channels, steps = plan.counts
     assert rows * plan.tile.rows >= layer.out_h > (rows - 1) * plan.tile.rows
     assert columns * plan.tile.columns >= layer.out_w > (columns - 1) * plan.tile.columns
@@ -231,7 +233,7 @@ def test_every_mac_layer_of_the_digits_model_is_planned(target: str) -> None:
     report = plan_module(module, load_target(target))
     assert mac_ops and all("irc.tiling" in op.attributes for op in mac_ops)
     assert all(plan.cycles >= plan.lower_bound for plan in report.plans)
-    assert report.peak_sram <= load_target(target).sram.size_bytes
+    assert report.peak_sram <= load_target(target).scratch.size_bytes
     again = plan_module(digits_int8(), load_target(target))
     assert again.to_json() == report.to_json()
     data = json.loads(report.to_json())

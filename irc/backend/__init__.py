@@ -442,11 +442,11 @@ def plan_memory(
     function: FuncOp, target: Target, *, zero_copy: bool = True, in_place: bool = True
 ) -> tuple[MemoryPlan, dict[SSAValue, int]]:
     """Bufferize a function and place its values in DDR (what `plan-ddr` does)."""
-    from irc.tiling.memory import plan_function
+    from irc.tiling.memory import Homes, plan_function
 
     return plan_function(
         function,
-        target.dma.burst_bytes,
+        Homes.of(target),
         TileRules(target),
         zero_copy=zero_copy,
         in_place=in_place,

@@ -167,12 +167,21 @@ def op_elements(op: Operation) -> int:
 
 
 def op_ddr_bytes(op: Operation, sram_bytes: int, float_bytes: int = NPU_BYTES_PER_ELEMENT) -> int:
-    """The bytes an op moves between DDR and SRAM on the NPU.
+    """The bytes an op moves between the system memories and SRAM on the NPU (the sum
+    of `op_traffic`)."""
+    return sum(op_traffic(op, sram_bytes, float_bytes))
 
-    Weights (operands that constants define) are read from DDR every time the op
-    runs. Activations (the other operands and the results) stay in SRAM when all of
-    them fit in its `sram_bytes` together, and are otherwise streamed through DDR:
-    every one of them read or written once.
+
+def op_traffic(
+    op: Operation, sram_bytes: int, float_bytes: int = NPU_BYTES_PER_ELEMENT
+) -> tuple[int, int]:
+    """(weights, activations): the bytes an op moves between the weights' memory and
+    SRAM, and between the activations' memories and SRAM.
+
+    Weights (operands that constants define) are read every time the op runs.
+    Activations (the other operands and the results) stay in SRAM when all of them
+    fit in its `sram_bytes` together, and are otherwise streamed through their
+    memory: every one of them read or written once.
     """
     weights = 0
     activations = 0
@@ -189,7 +198,7 @@ def op_ddr_bytes(op: Operation, sram_bytes: int, float_bytes: int = NPU_BYTES_PE
         for result in op.results
         if isinstance(result.type, TensorType)
     )
-    return weights + (activations if activations > sram_bytes else 0)
+    return weights, (activations if activations > sram_bytes else 0)
 
 
 # --------------------------------------------------------------------------------------
@@ -211,11 +220,21 @@ def npu_seconds(op: Operation, target: Target, float_bytes: int = NPU_BYTES_PER_
     compute = op_macs(op) / (target.mac_array.macs_per_cycle * clock)
     compute += op_elements(op) / (target.vector_unit.lanes * clock)
     compute *= target.data_types.activation_cycles(has_sixteen_bit_values(op))
-    traffic = op_ddr_bytes(op, target.sram.size_bytes, float_bytes)
-    memory = 0.0
-    if traffic:
-        memory = target.ddr.latency_cycles / clock + traffic / target.ddr.bandwidth_bytes_per_second
-    return max(compute, memory)
+    weights, activations = op_traffic(op, target.scratch.size_bytes, float_bytes)
+    # Each port carries its memories' bytes; transfers on different ports overlap.
+    ports: dict[str, float] = {}
+    latency = 0
+    for memory, size in (
+        (target.weights_memory, weights),
+        (target.activation_memories[-1], activations),
+    ):
+        if size:
+            rate = memory.read_bytes_per_cycle(clock)
+            ports[memory.port] = ports.get(memory.port, 0.0) + size / rate
+            latency = max(latency, memory.read_latency_cycles)
+    if not ports:
+        return compute
+    return max(compute, (latency + max(ports.values())) / clock)
 
 
 def host_seconds(op: Operation, target: Target) -> float:

@@ -135,9 +135,9 @@ def program_view(module: ModuleOp, target: Target) -> dict[str, Any]:
         "inputs": inputs,
         "outputs": outputs,
         "memory": {
-            "ddr_bytes": number(npu.DDR_BYTES_ATTR),
+            **{f"{name}_bytes": size for name, size in sorted(npu.memory_sizes(function).items())},
+            "weights_memory": npu.weights_region(function)[0],
             "weights_bytes": number(npu.WEIGHTS_BYTES_ATTR),
-            "sram_bytes": number(npu.SRAM_BYTES_ATTR),
             "sram_alignment": number("npu.sram_alignment"),
         },
         "stream": {"commands": commands, "host_calls": host_calls},
@@ -408,9 +408,14 @@ class _ManifestSchema:
         for side in ("inputs", "outputs"):
             for index, entry in enumerate(self.items(side, manifest[side])):
                 self.tensor(f"{side}[{index}]", entry)
-        memory = ("ddr_bytes", "weights_bytes", "sram_bytes", "sram_alignment")
-        for key, value in self.mapping("memory", manifest["memory"], memory).items():
-            self.count(f"memory.{key}", value)
+        memory = ("weights_memory", "weights_bytes", "sram_bytes", "sram_alignment")
+        sizes = manifest["memory"]
+        others = tuple(key for key in sizes if isinstance(sizes, dict) and key.endswith("_bytes"))
+        for key, value in self.mapping("memory", sizes, memory, others).items():
+            if key == "weights_memory":
+                self.text(f"memory.{key}", value)
+            else:
+                self.count(f"memory.{key}", value)
         stream = self.mapping("stream", manifest["stream"], ("commands", "host_calls"))
         for key, value in stream.items():
             self.count(f"stream.{key}", value)

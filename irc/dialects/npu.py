@@ -2,10 +2,11 @@
 
 A program is one function whose body is a flat list, in program order, of:
 
-- **views**: `npu.view` names a buffer at a static byte address of DDR or SRAM, with
-  a shape and element strides (a builtin memref with a strided layout); every command
-  reads and writes views, so every address is static;
-- **commands**, each executed by one engine queue: `npu.dma` (DDR <-> SRAM copies of
+- **views**: `npu.view` names a buffer at a static byte address of a memory (the
+  NPU's local `sram`, or a system memory the target names: `ddr`, `dram`, `flash`,
+  `system_sram`, ...), with a shape and element strides (a builtin memref with a
+  strided layout); every command reads and writes views, so every address is static;
+- **commands**, each executed by one engine queue: `npu.dma` (system memory <-> SRAM copies of
   strided boxes, with an optional fill of the destination frame: the padding of a
   halo, the zeros of a transposed conv's upsampled input) on `dma_in` or `dma_out`;
   `npu.conv` and `npu.matmul` on the MAC array, with a fused output stage (bias,
@@ -17,12 +18,14 @@ A program is one function whose body is a flat list, in program order, of:
   after it until the token is set. Queues are otherwise independent: two commands of
   different queues are ordered only through a signal and a wait;
 - the runtime's **boundary**: `npu.place` writes an argument or a constant (the
-  weights blob) into DDR before the stream runs, `npu.read` reads a result back
-  after `npu.end`, which ends the stream.
+  weights blob) into a system memory before the stream runs, `npu.read` reads a
+  result back after `npu.end`, which ends the stream.
 
-The function carries the memory it needs: `npu.ddr_bytes` (DDR, from address 0),
-`npu.weights_bytes` (the read-only weights region at its start), `npu.sram_bytes`
-(up to the highest SRAM byte it uses: a target with at least that much runs it) and
+The function carries the memory it needs: `npu.<memory>_bytes` for each memory it
+uses (`npu.ddr_bytes`: from address 0; `npu.sram_bytes`: up to the highest SRAM byte
+it uses, so a target with at least that much runs it), `npu.weights_memory` and
+`npu.weights_bytes` (the read-only weights region at the start of that memory, by
+default `ddr`), and
 `npu.sram_alignment` (the target's). A 3x3 conv tile, its input box padded with
 the zero point:
 
@@ -91,10 +94,48 @@ from irc.ir import weights
 QUEUES = ("dma_in", "dma_out", "mac", "vector", "host")
 """The engine queues, in the order the simulator reports them."""
 
-DDR_BYTES_ATTR = "npu.ddr_bytes"
 WEIGHTS_BYTES_ATTR = "npu.weights_bytes"
+WEIGHTS_MEMORY_ATTR = "npu.weights_memory"
 SRAM_BYTES_ATTR = "npu.sram_bytes"
 SRAM_ALIGNMENT_ATTR = "npu.sram_alignment"
+SRAM = tile.SRAM_SPACE
+
+
+def memory_bytes_attr(memory: str) -> str:
+    """The function attribute holding the bytes of `memory` a program needs
+    (`npu.ddr_bytes`, `npu.sram_bytes`, `npu.flash_bytes`)."""
+    return f"npu.{memory}_bytes"
+
+
+def memory_sizes(function: FuncOp) -> dict[str, int]:
+    """The bytes of each memory a program needs, from its `npu.<memory>_bytes`
+    attributes (the memory's name is the IR's memory space)."""
+    sizes = {}
+    for name, value in function.attributes.items():
+        memory = name.removeprefix("npu.").removesuffix("_bytes")
+        if (
+            name.startswith("npu.")
+            and name.endswith("_bytes")
+            and name != WEIGHTS_BYTES_ATTR
+            and isinstance(value, IntegerAttr)
+        ):
+            sizes[memory] = int(value.value.data)
+    return sizes
+
+
+DEFAULT_WEIGHTS_MEMORY = "ddr"
+"""The memory of the weights region when a program does not name one."""
+
+
+def weights_region(function: FuncOp) -> tuple[str, int]:
+    """The memory of a program's read-only weights region (`npu.weights_memory`, by
+    default `ddr`) and its bytes from address 0 (`npu.weights_bytes`)."""
+    memory = function.attributes.get(WEIGHTS_MEMORY_ATTR)
+    size = function.attributes.get(WEIGHTS_BYTES_ATTR)
+    return (
+        memory.data if isinstance(memory, StringAttr) else DEFAULT_WEIGHTS_MEMORY,
+        int(size.value.data) if isinstance(size, IntegerAttr) else 0,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -128,11 +169,16 @@ def extent_bytes(buffer_type: MemRefType) -> int:
     return (last + 1) * element_bytes(buffer_type)
 
 
-def _memory_attr(op: Operation, name: str) -> int | None:
-    """An integer attribute of the function holding `op` (its memory sizes)."""
+def _function_of(op: Operation) -> FuncOp | None:
     function = op.parent_op()
     while function is not None and not isinstance(function, FuncOp):
         function = function.parent_op()
+    return function
+
+
+def _memory_attr(op: Operation, name: str) -> int | None:
+    """An integer attribute of the function holding `op` (its memory sizes)."""
+    function = _function_of(op)
     if function is None:
         return None
     value = function.attributes.get(name)
@@ -140,12 +186,13 @@ def _memory_attr(op: Operation, name: str) -> int | None:
 
 
 class _HostData(TileOp):
-    """An op whose DDR buffers may hold any element type the host computes with
-    (i64 indices, f64 values of a host-only subgraph), not only the NPU's."""
+    """An op whose buffers in system memory may hold any element type the host computes
+    with (i64 indices, f64 values of a host-only subgraph), not only the NPU's."""
 
     def check_buffer(self, buffer_type: MemRefType, what: str) -> None:
-        """A buffer of the NPU's element types, or in DDR of any type with a numpy dtype."""
-        if space_of(buffer_type) != "ddr" or buffer_type.element_type in tile.ELEMENT_TYPES:
+        """A buffer of the NPU's element types, or in a system memory of any type with a
+        numpy dtype."""
+        if space_of(buffer_type) == SRAM or buffer_type.element_type in tile.ELEMENT_TYPES:
             tile.check_buffer_type(buffer_type, what)
             return
         if any(size < 0 for size in buffer_type.get_shape()):
@@ -158,14 +205,15 @@ class _HostData(TileOp):
 
 @irdl_op_definition
 class ViewOp(_HostData):
-    """A buffer at a static byte `address` of DDR or SRAM: its shape, element type and
-    element strides are the result type's (a strided layout, or row-major without).
+    """A buffer at a static byte `address` of a memory (its memory space: `sram`, or a
+    system memory): its shape, element type and element strides are the result type's
+    (a strided layout, or row-major without).
 
         %box = npu.view sram[12992] : memref<1x7x58x32xi8, "sram">
         %rows = npu.view ddr[4096] : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">
 
     The address is a multiple of the element size; the view lies inside its memory
-    (`npu.ddr_bytes`, `npu.sram_bytes` of the function).
+    (`npu.<memory>_bytes` of the function: `npu.ddr_bytes`, `npu.sram_bytes`).
     """
 
     name = "npu.view"
@@ -193,7 +241,7 @@ class ViewOp(_HostData):
         if address % size:
             raise fail(f"address {address} is not a multiple of the element size {size}")
         space = space_of(view)
-        limit = _memory_attr(self, DDR_BYTES_ATTR if space == "ddr" else SRAM_BYTES_ATTR)
+        limit = _memory_attr(self, memory_bytes_attr(space))
         end = address + extent_bytes(view)
         if limit is not None and end > limit:
             raise fail(f"the view [{address}, {end}) is outside the {limit} bytes of {space}")
@@ -229,15 +277,17 @@ def _check_view(value: SSAValue, what: str) -> ViewOp:
 
 
 def _check_not_weights(value: SSAValue, what: str) -> None:
-    """A DDR view written by `what` lies after the read-only weights region."""
+    """A view written by `what` lies outside the read-only weights region."""
     owner = value.owner
-    if not isinstance(owner, ViewOp) or space_of(buffer(value)) != "ddr":
+    function = _function_of(owner) if isinstance(owner, ViewOp) else None
+    if function is None:
         return
-    weights_end = _memory_attr(owner, WEIGHTS_BYTES_ATTR)
-    address = owner.props().int("address") or 0
-    if weights_end is not None and address < weights_end:
+    memory, weights_end = weights_region(function)
+    space = space_of(buffer(value))
+    address = owner.props().int("address") or 0  # type: ignore[union-attr]
+    if space == memory and address < weights_end:
         raise fail(
-            f"{what} writes DDR address {address}, inside the read-only weights region "
+            f"{what} writes {space} address {address}, inside the read-only weights region "
             f"[0, {weights_end})"
         )
 
@@ -249,7 +299,8 @@ def _check_not_weights(value: SSAValue, what: str) -> None:
 @irdl_op_definition
 class PlaceOp(_HostData):
     """The runtime writes a tensor (an argument, or a constant of the weights blob)
-    into a DDR view before the stream starts; it takes no time on the NPU.
+    into a view in a system memory before the stream starts; it takes no time on the
+    NPU.
 
         npu.place %x into %v : tensor<1x8x8x16xi8>, memref<1x8x8x16xi8, "ddr">
     """
@@ -286,8 +337,8 @@ class PlaceOp(_HostData):
 
 @irdl_op_definition
 class ReadOp(_HostData, tile._BoundaryOp):
-    """The runtime reads a result out of a DDR view after the stream has ended; it
-    takes no time on the NPU.
+    """The runtime reads a result out of a view in a system memory after the stream has
+    ended; it takes no time on the NPU.
 
         %y = npu.read %v : memref<1x8x8x16xi8, "ddr"> to tensor<1x8x8x16xi8>
     """
@@ -349,14 +400,15 @@ def is_stream(function: FuncOp) -> bool:
 
 @irdl_op_definition
 class DmaOp(Command):
-    """Copy a strided box between DDR and SRAM (or DDR and DDR): dest = source.
+    """Copy a strided box between a system memory and SRAM (or two system memories):
+    dest = source.
 
     `source` and `dest` have the same shape and element type; their strides describe
     the box in each memory (the DMA moves the contiguous runs they make). With `fill`,
     the DMA first writes `pad` into every element of that frame, a view around
     `dest`: the padding of a halo, or the frame of a transposed conv's upsampled input
-    when `dest` has strides of `factor` times the frame's. A DMA into SRAM (or within
-    DDR) runs on `dma_in`, one out of SRAM on `dma_out`.
+    when `dest` has strides of `factor` times the frame's. A DMA into SRAM (or between
+    system memories) runs on `dma_in`, one out of SRAM on `dma_out`.
 
         npu.dma %rows to %box fill %frame {pad = -3}
             : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
@@ -375,7 +427,7 @@ class DmaOp(Command):
     def queue(self) -> str:
         spaces = {space_of(buffer(view)) for view in self.views()}
         into = self.dest if self.dest is not None else self.frame
-        if into is not None and space_of(buffer(into)) == "ddr" and "sram" in spaces:
+        if into is not None and space_of(buffer(into)) != SRAM and SRAM in spaces:
             return "dma_out"
         return "dma_in"
 
@@ -390,8 +442,8 @@ class DmaOp(Command):
                 raise fail(
                     f"source {source.type} and dest {dest.type} differ in shape or element type"
                 )
-            if space_of(buffer(source)) == space_of(buffer(dest)) == "sram":
-                raise fail("npu.dma moves data to or from DDR; both sides are in SRAM")
+            if space_of(buffer(source)) == space_of(buffer(dest)) == SRAM:
+                raise fail("npu.dma moves data to or from a system memory; both sides are in SRAM")
         if frame is not None:
             if dest is not None and (
                 space_of(buffer(frame)) != space_of(buffer(dest))
@@ -827,7 +879,8 @@ class HostCallOp(_HostData, Command):
     """Run a function of the module on the host CPU: a subgraph the NPU does not run.
 
     The function takes and returns tensors; the call reads its arguments out of the
-    DDR views `inputs` and writes its results into the DDR views `outputs`.
+    views `inputs` and writes its results into the views `outputs`, all in system
+    memories (the host does not reach the NPU's SRAM).
 
         npu.host_call @host_0(%a, %b) -> (%c)
             : (memref<1x10xi8, "ddr">, memref<1x10xi8, "ddr">) -> (memref<1x10xf32, "ddr">)
@@ -843,8 +896,8 @@ class HostCallOp(_HostData, Command):
 
     def check(self, props: Props) -> None:
         for view in self.views():
-            if space_of(buffer(view)) != "ddr":
-                raise fail(f"a host call reads and writes DDR only, got {view.type}")
+            if space_of(buffer(view)) == SRAM:
+                raise fail(f"a host call reads and writes system memories only, got {view.type}")
         for view in self.outputs:
             _check_not_weights(view, "npu.host_call")
         module = self.get_toplevel_object()

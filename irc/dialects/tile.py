@@ -35,6 +35,7 @@ The op reference is docs/tile-ops.md; docs/tiling.md explains how layers are til
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
@@ -88,8 +89,12 @@ from irc.dialects.base import (
 from irc.dialects.quant import quantized_element
 from irc.ir import fixed_point
 
-MEMORY_SPACES = ("ddr", "sram")
-"""The memory spaces a buffer can live in."""
+SRAM_SPACE = "sram"
+"""The memory space of tiles: the NPU's local SRAM, the only one compute ops work in.
+Every other space is a system memory named by the target (`"ddr"`, `"dram"`,
+`"flash"`, `"system_sram"`, ...: docs/targets.md), holding whole tensors."""
+
+_SPACE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 ELEMENT_TYPES: tuple[Attribute, ...] = (i8, ui8, i16, i32, i64, f32)
@@ -118,19 +123,28 @@ def _number_prop(default: int | None = None) -> Any:
 
 
 def space_of(buffer_type: MemRefType) -> str:
-    """The memory space of a buffer type ("ddr" or "sram"; "" if it has none)."""
+    """The memory space of a buffer type ("sram", a system memory's name; "" if it has
+    none)."""
     space = buffer_type.memory_space
     return space.data if isinstance(space, StringAttr) else ""
 
 
+def in_system_memory(buffer_type: MemRefType) -> bool:
+    """Whether a buffer lives in a system memory (not in the NPU's local SRAM)."""
+    return space_of(buffer_type) != SRAM_SPACE
+
+
 def check_buffer_type(value_type: Attribute, what: str) -> MemRefType:
-    """A buffer type: a static memref in "ddr" or "sram" of a storage element type."""
+    """A buffer type: a static memref in a named memory space of a storage element type."""
     if not isinstance(value_type, MemRefType):
         raise fail(f"{what} must be a memref, got {value_type}")
     if any(size < 0 for size in value_type.get_shape()):
         raise fail(f"{what} must have a static shape, got {value_type}")
-    if space_of(value_type) not in MEMORY_SPACES:
-        raise fail(f'{what} must be in memory space "ddr" or "sram", got {value_type.memory_space}')
+    if not _SPACE_NAME.fullmatch(space_of(value_type)):
+        raise fail(
+            f'{what} must be in a memory space: "sram" or a system memory\'s name such as '
+            f'"ddr", got {value_type.memory_space}'
+        )
     if value_type.element_type not in ELEMENT_TYPES:
         raise fail(
             f"{what} must hold i8, ui8, i16, i32, i64 or f32 elements, got "
@@ -359,12 +373,13 @@ class AllocOp(TileOp):
 
 
 def _check_boundary(tensor: Attribute, memref: Attribute) -> None:
-    """A tensor and a DDR buffer of the same shape whose elements are stored alike."""
+    """A tensor and a buffer in a system memory of the same shape whose elements are
+    stored alike."""
     if not isinstance(tensor, TensorType):
         raise fail(f"expected a tensor, got {tensor}")
     assert isinstance(memref, MemRefType)
-    if space_of(memref) != "ddr":
-        raise fail(f'the buffer must be in "ddr", got {memref}')
+    if not in_system_memory(memref):
+        raise fail(f'the buffer must be in a system memory (such as "ddr"), got {memref}')
     if tuple(tensor.get_shape()) != tuple(memref.get_shape()):
         raise fail(f"{tensor} and {memref} differ in shape")
     element = tensor.get_element_type()

@@ -182,11 +182,13 @@ class _Layer:
     on_host: bool
     owners: frozenset[str] = frozenset()
     """The layer names of the commands that write its buffer."""
+    memory: str = ""
+    """The system memory of its buffer."""
     address: int = -1
-    """Its DDR address in the stream (-1: not in a buffer of its own)."""
+    """Its address there in the stream (-1: not in a buffer of its own)."""
     stored_shape: tuple[int, ...] = ()
     image: np.ndarray | None = None
-    """The bytes of its DDR buffer as its own commands left them."""
+    """The bytes of its buffer as its own commands left them."""
     host_value: np.ndarray | None = None
 
 
@@ -201,8 +203,7 @@ def _layers(planned: ModuleOp, stream_main: FuncOp, target: Target) -> list[_Lay
 
     function = entry_function(planned)
     plan, index_of = backend.plan_memory(function, target)
-    weights_attribute = stream_main.attributes.get(npu.WEIGHTS_BYTES_ATTR)
-    arena = int(weights_attribute.value.data) if weights_attribute is not None else 0  # type: ignore[attr-defined]
+    weights_memory, weights_bytes = npu.weights_region(stream_main)
     layers: list[_Layer] = []
     for tensor in quantized_tensors(function):
         value = tensor.value
@@ -231,6 +232,8 @@ def _layers(planned: ModuleOp, stream_main: FuncOp, target: Target) -> list[_Lay
             if producer is not None:
                 owners.add(_layer_key(Location.of(producer)))
             layer.owners = frozenset(name for name in owners if name is not None)
+            layer.memory = record.memory
+            arena = weights_bytes if record.memory == weights_memory else 0
             layer.address = arena + record.offset
             stored = stored_channels(value)
             layer.stored_shape = (*shape[:-1], stored) if stored else shape
@@ -264,24 +267,28 @@ class _CapturingProgram(Program):
         self._flush()
         super()._command(op, reads, writes, *args, **kwargs)  # type: ignore[arg-type]
         name = _layer_key(Location.of(op))
-        captures: list[tuple[np.ndarray, int, int, int]] = []
+        captures: list[tuple[np.ndarray, np.ndarray, int, int, int]] = []
         for view in writes:
-            if view.space != "ddr":
-                continue
             low, high = view.address, view.address + view.extent
             for layer in self.tracked:
                 assert layer.image is not None
                 start, end = layer.address, layer.address + layer.image.size
-                if name in layer.owners and low < end and start < high:
+                if (
+                    name in layer.owners
+                    and view.space == layer.memory
+                    and low < end
+                    and start < high
+                ):
                     first, last = max(low, start), min(high, end)
-                    captures.append((layer.image, first - start, first, last))
+                    memory = self.machine.memories[view.space]
+                    captures.append((memory, layer.image, first - start, first, last))
         if captures:
-            self.pending = functools.partial(_capture, self.machine.memories["ddr"], captures)
+            self.pending = functools.partial(_capture, captures)
 
 
-def _capture(ddr: np.ndarray, captures: list[tuple[np.ndarray, int, int, int]]) -> None:
-    for image, at, first, last in captures:
-        image[at : at + last - first] = ddr[first:last]
+def _capture(captures: list[tuple[np.ndarray, np.ndarray, int, int, int]]) -> None:
+    for memory, image, at, first, last in captures:
+        image[at : at + last - first] = memory[first:last]
 
 
 class _HostListener(Interpreter.Listener):

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from irc.driver.pipeline import CompileResult
     from irc.fileio import StagedOutputs
     from irc.quantize.report import TensorError
+    from irc.sim.run import Report
 
 REPORT_MD = "report.md"
 LAYERS_CSV = "layers.csv"
@@ -71,6 +72,15 @@ report)."""
 
 # --------------------------------------------------------------------------------------
 # Units
+
+
+def traffic_text(simulation: Report) -> str:
+    """`ddr 8.4 KiB read, 6.0 KiB written`: the traffic of each system memory."""
+    parts = [
+        f"{memory} {human_bytes(read)} read, {human_bytes(written)} written"
+        for memory, (read, written) in sorted(simulation.total.traffic.items())
+    ]
+    return "; ".join(parts) or "no memory traffic"
 
 
 def human_bytes(count: float) -> str:
@@ -275,15 +285,15 @@ def schedule_efficiency(result: CompileResult) -> float | None:
     return result.tiling.lower_bound / result.simulation.cycles
 
 
-def _memory(result: CompileResult) -> dict[str, int]:
-    """The manifest's `memory` section (DDR and SRAM the program needs)."""
+def _memory(result: CompileResult) -> dict[str, Any]:
+    """The manifest's `memory` section (the bytes of each memory the program needs,
+    where its weights are)."""
     from irc.codegen.package import MANIFEST
 
     content = result.files.get(MANIFEST)
     if content is None:
         return {}
-    memory = json.loads(content).get("memory", {})
-    return {key: int(value) for key, value in memory.items()}
+    return dict(json.loads(content).get("memory", {}))
 
 
 def _worst_computed(result: CompileResult) -> TensorError | None:
@@ -332,7 +342,6 @@ def summary_text(result: CompileResult) -> str:
     with the compile, the partition, the quantization error, the simulated run, the
     memory and the package; warnings first."""
     simulation = result.simulation
-    total = simulation.total
     target = result.target
     partition = result.partition
     lines: list[str] = [f"warning: {warning}" for warning in result.warnings]
@@ -400,10 +409,9 @@ def summary_text(result: CompileResult) -> str:
         )
     line(
         "memory",
-        f"DDR traffic {human_bytes(total.ddr_read)} read, {human_bytes(total.ddr_written)} "
-        f"written; SRAM peak {human_bytes(simulation.sram_peak)} of "
-        f"{human_bytes(target.sram.size_bytes)} "
-        f"({_percent(simulation.sram_peak, target.sram.size_bytes)})",
+        f"{traffic_text(simulation)}; SRAM peak {human_bytes(simulation.sram_peak)} of "
+        f"{human_bytes(target.scratch.size_bytes)} "
+        f"({_percent(simulation.sram_peak, target.scratch.size_bytes)})",
     )
     line(
         "package",
@@ -557,18 +565,12 @@ def _summary_table(result: CompileResult) -> list[str]:
     )
     for name, (cosine, sqnr) in result.output_metrics.items():
         rows.append((f"Output {_code(name)}", f"cosine {cosine:.5f}, SQNR {_sqnr_text(sqnr)} dB"))
-    rows.append(
-        (
-            "DDR traffic",
-            f"{human_bytes(simulation.total.ddr_read)} read, "
-            f"{human_bytes(simulation.total.ddr_written)} written",
-        )
-    )
+    rows.append(("Memory traffic", traffic_text(simulation)))
     rows.append(
         (
             "SRAM peak",
-            f"{human_bytes(simulation.sram_peak)} of {human_bytes(target.sram.size_bytes)} "
-            f"({_percent(simulation.sram_peak, target.sram.size_bytes)})",
+            f"{human_bytes(simulation.sram_peak)} of {human_bytes(target.scratch.size_bytes)} "
+            f"({_percent(simulation.sram_peak, target.scratch.size_bytes)})",
         )
     )
     package = sum(len(content) for content in result.files.values())
@@ -745,8 +747,8 @@ def _memory_section(result: CompileResult) -> list[str]:
         (
             "SRAM peak (highest byte the commands touch)",
             f"{simulation.sram_peak:,}",
-            f"{_percent(simulation.sram_peak, target.sram.size_bytes)} of "
-            f"{human_bytes(target.sram.size_bytes)}",
+            f"{_percent(simulation.sram_peak, target.scratch.size_bytes)} of "
+            f"{human_bytes(target.scratch.size_bytes)}",
         )
     ]
     if result.tiling is not None and result.tiling.plans:
@@ -754,36 +756,42 @@ def _memory_section(result: CompileResult) -> list[str]:
             (
                 "largest layer's buffers (planned)",
                 f"{result.tiling.peak_sram:,}",
-                _percent(result.tiling.peak_sram, target.sram.size_bytes),
-            )
-        )
-    if memory:
-        ddr, weights_bytes = memory.get("ddr_bytes", 0), memory.get("weights_bytes", 0)
-        rows.append(("DDR the program needs", f"{ddr:,}", human_bytes(ddr)))
-        rows.append(("of which weights", f"{weights_bytes:,}", human_bytes(weights_bytes)))
-        rows.append(
-            (
-                "of which activations and scratch",
-                f"{ddr - weights_bytes:,}",
-                human_bytes(ddr - weights_bytes),
+                _percent(result.tiling.peak_sram, target.scratch.size_bytes),
             )
         )
     total = simulation.total
-    rows.append(("DDR read per inference", f"{total.ddr_read:,}", human_bytes(total.ddr_read)))
-    rows.append(
-        ("DDR written per inference", f"{total.ddr_written:,}", human_bytes(total.ddr_written))
-    )
-    if simulation.seconds:
-        bandwidth = (total.ddr_read + total.ddr_written) / simulation.seconds
-        available = target.ddr.bandwidth_bytes_per_second
-        rows.append(
-            (
-                "DDR bandwidth used (bytes per second)",
-                f"{bandwidth:,.0f}",
-                f"{bandwidth / 1e6:,.0f} MB/s, {_percent(bandwidth, available)} of "
-                f"{available / 1e9:g} GB/s",
+    for system in target.system_memories:
+        name = system.name
+        size = memory.get(f"{name}_bytes", 0) if memory else 0
+        traffic = total.traffic.get(name, [0, 0])
+        if not size and not any(traffic):
+            continue
+        if size:
+            rows.append((f"{name} the program needs", f"{size:,}", human_bytes(size)))
+        if memory and memory.get("weights_memory") == name:
+            weights_bytes = memory.get("weights_bytes", 0)
+            rows.append(("of which weights", f"{weights_bytes:,}", human_bytes(weights_bytes)))
+            rows.append(
+                (
+                    "of which activations and scratch",
+                    f"{size - weights_bytes:,}",
+                    human_bytes(size - weights_bytes),
+                )
             )
-        )
+        read, written = traffic
+        rows.append((f"{name} read per inference", f"{read:,}", human_bytes(read)))
+        rows.append((f"{name} written per inference", f"{written:,}", human_bytes(written)))
+        if simulation.seconds:
+            bandwidth = (read + written) / simulation.seconds
+            available = system.read_bytes_per_second
+            rows.append(
+                (
+                    f"{name} bandwidth used (bytes per second)",
+                    f"{bandwidth:,.0f}",
+                    f"{bandwidth / 1e6:,.0f} MB/s, {_percent(bandwidth, available)} of "
+                    f"{available / 1e9:g} GB/s",
+                )
+            )
     return [
         "## Memory",
         "",

@@ -1,7 +1,7 @@
 """The NPU simulator: the interpreter of the `npu` dialect (docs/simulator.md).
 
-DDR and SRAM are byte arrays (`Machine`): an `npu.view` is a numpy view of their
-bytes at its address, so a command computes in place on the memories, with the
+Every memory of the target is a byte array (`Machine`): an `npu.view` is a numpy view
+of its memory's bytes at its address, so a command computes in place on the memories, with the
 arithmetic of the tile level (irc/interp/tile.py, irc/interp/kernels.py): results
 are bit-exact with the `qnn` reference.
 
@@ -13,8 +13,8 @@ Commands run in program order, functionally; in time, each queue (DMA in, DMA ou
 MAC array, vector unit, host) runs its commands one after another, and a command
 starts when its queue is free and the tokens its queue waited for are set
 (`Timeline`): queues overlap, ordered only by synchronisation. The cycles of each
-command come from the target (irc/sim/timing.py). Loads and stores share the DDR:
-the data phases of DMA commands take turns on it.
+command come from the target (irc/sim/timing.py). DMA commands move data through
+the ports of the memories they read and write: transfers on one port take turns.
 
 `Scoreboard` (irc/stream/scoreboard.py, with which `lower-to-npu` places the
 synchronisation) checks, with a vector clock per queue, that every byte a command
@@ -28,7 +28,7 @@ waits for a token nothing sets are hazards too.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,13 +87,10 @@ def describe(op: Operation) -> str:
 
 
 class Machine:
-    """DDR and SRAM as byte arrays."""
+    """The memories as byte arrays, by name (their IR memory spaces)."""
 
-    def __init__(self, ddr_bytes: int, sram_bytes: int) -> None:
-        self.memories = {
-            "ddr": np.zeros(ddr_bytes, np.uint8),
-            "sram": np.zeros(sram_bytes, np.uint8),
-        }
+    def __init__(self, sizes: Mapping[str, int]) -> None:
+        self.memories = {name: np.zeros(size, np.uint8) for name, size in sizes.items()}
 
     def array(self, view: View) -> np.ndarray:
         """The numpy array of a view, sharing the memory's bytes."""
@@ -116,9 +113,9 @@ class Races:
     """The scoreboard of a run, with the commands it counts: a conflict is a hazard
     naming both commands."""
 
-    def __init__(self, machine: Machine, weights_bytes: int) -> None:
+    def __init__(self, machine: Machine, weights: tuple[str, int]) -> None:
         sizes = {space: memory.size for space, memory in machine.memories.items()}
-        self.board = Scoreboard(sizes, weights_bytes)
+        self.board = Scoreboard(sizes, weights)
         self.commands: list[list[Operation]] = [[] for _ in npu.QUEUES]
 
     def access(
@@ -161,9 +158,13 @@ class Event:
     end: int
     macs: int = 0
     ddr_read: int = 0
+    """Bytes read from the system memories (all of them)."""
     ddr_written: int = 0
+    """Bytes written to the system memories."""
     sram_high: int = 0
     """The highest SRAM byte the command touches (0: none)."""
+    traffic: tuple[tuple[str, int, int], ...] = ()
+    """(memory, bytes read, bytes written) per system memory the command touches."""
 
 
 @dataclass(frozen=True)
@@ -237,17 +238,33 @@ class Program:
             value = attributes.get(name)
             return int(value.value.data) if value is not None else default  # type: ignore[attr-defined]
 
-        sram = target.sram.size_bytes
-        declared = number(npu.SRAM_BYTES_ATTR, sram)
-        if declared > sram:
+        sizes = npu.memory_sizes(function)
+        missing = sorted(name for name in sizes if name not in target.memories)
+        if missing:
+            listing = ", ".join(f"'{name}'" for name in missing)
             raise error(
-                f"the program needs {declared} bytes of SRAM; {target.name} has {sram}",
+                f"the program uses {'a memory' if len(missing) == 1 else 'memories'} "
+                f"{listing} that {target.name} does not have (it has "
+                f"{', '.join(target.memories)})",
                 function,
                 hint="compile the program for this target",
             )
-        self.machine = Machine(number(npu.DDR_BYTES_ATTR, 0), sram)
-        self.weights_bytes = number(npu.WEIGHTS_BYTES_ATTR, 0)
-        self.races = Races(self.machine, self.weights_bytes)
+        for name, declared in sizes.items():
+            memory = target.memories[name]
+            if declared > memory.size_bytes:
+                label = "SRAM" if name == npu.SRAM else name
+                raise error(
+                    f"the program needs {declared} bytes of {label}; {target.name} has "
+                    f"{memory.size_bytes}",
+                    function,
+                    hint="compile the program for this target",
+                )
+        sizes.setdefault(npu.SRAM, 0)
+        sizes[npu.SRAM] = target.scratch.size_bytes
+        self.weights_memory, self.weights_bytes = npu.weights_region(function)
+        sizes.setdefault(self.weights_memory, self.weights_bytes)
+        self.machine = Machine(sizes)
+        self.races = Races(self.machine, (self.weights_memory, self.weights_bytes))
         self.timeline = Timeline()
         self.views: dict[SSAValue, View] = {}
         self.static: dict[SSAValue, object] = {}
@@ -272,9 +289,8 @@ class Program:
 
     def run(self, arguments: Sequence[object]) -> list[object]:
         """Run the stream on the entry function's arguments; its results."""
-        memories = self.machine.memories
-        memories["ddr"][self.weights_bytes :] = 0
-        memories["sram"][...] = 0
+        for name, memory in self.machine.memories.items():
+            memory[self.weights_bytes if name == self.weights_memory else 0 :] = 0
         block = self.function.body.blocks.first
         assert block is not None
         self.live.clear()  # the steps hold this dict (not the program: no cycle)
@@ -344,7 +360,11 @@ class Program:
         array = self.static[dest]
         assert isinstance(array, np.ndarray)
         view = self.views[dest]
-        if source in self.static and view.space == "ddr" and view.end <= self.weights_bytes:
+        if (
+            source in self.static
+            and view.space == self.weights_memory
+            and view.end <= self.weights_bytes
+        ):
             # Constant data in the read-only weights region: placed once, for every run.
             array[...] = np.asarray(self.static[source]).astype(array.dtype)
             return
@@ -421,15 +441,15 @@ class Program:
         cycles: int,
         queue: str | None = None,
         macs: int = 0,
-        ddr: timing.Cost | None = None,
+        transfer: timing.Cost | None = None,
     ) -> None:
-        """Check and time a command on `queue` (its own by default); `ddr` is a DMA's
-        cost, whose data phase takes its turn on the DDR."""
+        """Check and time a command on `queue` (its own by default); `transfer` is a
+        DMA's cost, whose data phase takes its turn on its ports."""
         index = QUEUE_INDEX[queue or op.queue()]
         if index in COMPUTE_QUEUES:
-            alignment = self.target.sram.alignment_bytes
+            alignment = self.target.scratch.alignment_bytes
             for view in (*reads, *writes):
-                if view.space != "sram" or view.address % alignment:
+                if view.space != npu.SRAM or view.address % alignment:
                     raise hazard(
                         f"{describe(op)} on {npu.QUEUES[index]} reads or writes "
                         f"{view.space} at address {view.address}: compute commands use "
@@ -438,16 +458,18 @@ class Program:
                     )
         self.races.access(op, index, reads, writes)
         timeline = self.timeline
-        data = ddr.data_cycles if ddr is not None else 0
-        item = Item("command", cycles, data)
+        item = Item("command", cycles, transfer.ports if transfer is not None else ())
         timeline.queues[index].append(item)
         timeline.items.append(item)
         timeline.entries.append(Entry(index, item, tuple(reads), tuple(writes)))
-        read, written = (ddr.read, ddr.written) if ddr is not None else (0, 0)
         sram_high = max(
-            (v.address + v.extent for v in (*reads, *writes) if v.space == "sram"), default=0
+            (v.address + v.extent for v in (*reads, *writes) if v.space == npu.SRAM), default=0
         )
-        timeline.events.append(Event(op, index, 0, 0, macs, read, written, sram_high))
+        event = Event(op, index, 0, 0, macs, sram_high=sram_high)
+        if transfer is not None:
+            event.ddr_read, event.ddr_written = transfer.read, transfer.written
+            event.traffic = transfer.traffic
+        timeline.events.append(event)
 
     def _arrays(self, op: Operation) -> list[np.ndarray]:
         return [self.static[value] for value in op.operands]  # type: ignore[misc]
@@ -461,10 +483,10 @@ class Program:
         cost = timing.dma(self.target, reads, [written])
         queue = (
             "dma_out"
-            if written.space == "ddr" and source is not None and source.space == "sram"
+            if written.space != npu.SRAM and source is not None and source.space == npu.SRAM
             else "dma_in"
         )
-        self._command(op, reads, [written], cost.cycles, queue=queue, ddr=cost)
+        self._command(op, reads, [written], cost.cycles, queue=queue, transfer=cost)
         arrays = self._arrays(op)
         pad = _pad_value(op)
         frame = arrays[-1]

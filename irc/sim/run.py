@@ -42,7 +42,11 @@ class Figures:
     busy: dict[str, int] = field(default_factory=lambda: dict.fromkeys(npu.QUEUES, 0))
     macs: int = 0
     ddr_read: int = 0
+    """Bytes read from the system memories (all of them)."""
     ddr_written: int = 0
+    """Bytes written to the system memories."""
+    traffic: dict[str, list[int]] = field(default_factory=dict)
+    """[bytes read, bytes written] per system memory."""
     commands: int = 0
     sram_high: int = 0
     """The highest SRAM byte the commands touch."""
@@ -62,6 +66,10 @@ class Figures:
         self.macs += event.macs
         self.ddr_read += event.ddr_read
         self.ddr_written += event.ddr_written
+        for memory, read, written in event.traffic:
+            counts = self.traffic.setdefault(memory, [0, 0])
+            counts[0] += read
+            counts[1] += written
         self.sram_high = max(self.sram_high, event.sram_high)
         self.commands += 1
 
@@ -112,8 +120,12 @@ class Report:
                 f"{queue} {total.busy[queue]} ({self.utilisation(queue):.0%})"
                 for queue in npu.QUEUES
             ),
-            f"DDR: {total.ddr_read} bytes read, {total.ddr_written} written; "
-            f"SRAM peak {self.sram_peak} bytes; {total.commands} commands",
+            "; ".join(
+                f"{memory}: {read} bytes read, {written} written"
+                for memory, (read, written) in sorted(total.traffic.items())
+            )
+            + ("; " if total.traffic else "")
+            + f"SRAM peak {self.sram_peak} bytes; {total.commands} commands",
         ]
         return "\n".join(lines)
 
@@ -254,9 +266,9 @@ def chrome_trace(report: Report) -> dict[str, object]:
         args: dict[str, object] = {"layer": event_layer(event), "cycles": event.end - event.start}
         if event.macs:
             args["macs"] = event.macs
-        if event.ddr_read or event.ddr_written:
-            args["ddr_read"] = event.ddr_read
-            args["ddr_written"] = event.ddr_written
+        for memory, read, written in event.traffic:
+            args[f"{memory}_read"] = read
+            args[f"{memory}_written"] = written
         events.append(
             {
                 "name": event.op.name.removeprefix("npu."),

@@ -2,11 +2,13 @@
 
 Each queue runs its items in program order: commands (each `cycles` long), signals
 (which set a token when the queue reaches them) and waits (which hold the queue
-until the token is set). A DMA command first waits its DDR latency, then its data
-phase (`data` cycles) needs the DDR, which serves one transfer at a time, in the
-order the transfers ask for it. The schedule advances the queue that can act
-earliest, so the DDR is granted in time order (first come, first served) whatever
-the program order of the queues' commands.
+until the token is set). A DMA command first waits its memories' latency, then its
+data phase needs every port it moves data through (`ports`: the cycles it needs
+each); a port serves one transfer at a time, in the order the transfers ask for it,
+and the data phase starts when all its ports are free and lasts as long as its
+longest port's share. The schedule advances the queue that can act earliest, so
+ports are granted in time order (first come, first served) whatever the program
+order of the queues' commands.
 """
 
 from __future__ import annotations
@@ -23,11 +25,17 @@ class Item:
     kind: str
     """"command", "signal" or "wait"."""
     cycles: int = 0
-    data: int = 0
-    """Of a DMA: the cycles its data phase needs the DDR (the rest is latency)."""
+    ports: tuple[tuple[str, int], ...] = ()
+    """Of a DMA: the cycles its data phase needs each port it uses (the longest is the
+    data phase; the rest of `cycles` is latency)."""
     token: int = -1
     start: int = 0
     end: int = 0
+
+    @property
+    def data(self) -> int:
+        """The cycles of the data phase."""
+        return max((cycles for _, cycles in self.ports), default=0)
 
 
 def schedule(queues: Sequence[Sequence[Item]]) -> int:
@@ -40,7 +48,7 @@ def schedule(queues: Sequence[Sequence[Item]]) -> int:
     position = [0] * len(queues)
     tokens: dict[int, int] = {}
     blocked: dict[int, list[int]] = {}
-    bus_free = 0
+    port_free: dict[str, int] = {}
     heap: list[tuple[int, int]] = []
 
     def candidate(queue: int) -> None:
@@ -55,8 +63,8 @@ def schedule(queues: Sequence[Sequence[Item]]) -> int:
                 blocked.setdefault(item.token, []).append(queue)
                 return
             time = max(time, tokens[item.token])
-        elif item.kind == "command" and item.data:
-            time += item.cycles - item.data  # the moment it asks for the DDR
+        elif item.kind == "command" and item.ports:
+            time += item.cycles - item.data  # the moment it asks for its ports
         heapq.heappush(heap, (time, queue))
 
     for queue in range(len(queues)):
@@ -74,10 +82,11 @@ def schedule(queues: Sequence[Sequence[Item]]) -> int:
                 candidate(waiting)
         else:
             item.start = ready[queue]
-            if item.data:
-                data_start = max(time, bus_free)
-                bus_free = data_start + item.data
-                item.end = bus_free
+            if item.ports:
+                data_start = max(time, *(port_free.get(port, 0) for port, _ in item.ports))
+                for port, cycles in item.ports:
+                    port_free[port] = data_start + cycles
+                item.end = data_start + item.data
             else:
                 item.end = item.start + item.cycles
             ready[queue] = item.end

@@ -223,7 +223,7 @@ def cross_frame_dependencies(program: Program, frames: int = 2) -> list[list[Dep
     they are all the same, so `stream_timing` replays two."""
     entries = program.timeline.entries
     sizes = {space: memory.size for space, memory in program.machine.memories.items()}
-    board = Scoreboard(sizes, program.weights_bytes, BOARD_QUEUES)
+    board = Scoreboard(sizes, (program.weights_memory, program.weights_bytes), BOARD_QUEUES)
     found: list[list[Dependency]] = []
     previous: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
     # Of the previous copy, by (queue, index on the board): the command's position and
@@ -308,12 +308,12 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 class _Slot(NamedTuple):
-    """An item of the frame template: a command (its cycles, its DDR data cycles),
+    """An item of the frame template: a command (its cycles, its ports' data cycles),
     or a signal or a wait of a token of the frame `frame_offset` from the current one."""
 
     kind: str
     cycles: int = 0
-    data: int = 0
+    ports: tuple[tuple[str, int], ...] = ()
     token: int = -1
     frame_offset: int = 0
     role: str = ""
@@ -379,7 +379,7 @@ class _FramePlan:
                 continue
             slots += self.waits_before.get(position, ())
             slots.append(
-                _Slot("command", item.cycles, item.data, role="engine", ordinal=self.commands)
+                _Slot("command", item.cycles, item.ports, role="engine", ordinal=self.commands)
             )
             self.commands += 1
             if position in self.signals_after:
@@ -411,9 +411,9 @@ class _FramePlan:
                 queue = queues[HOST_LANE_QUEUES[frame % HOST_LANES]]
             else:
                 queue = queues[template_queue]
-            for kind, cycles, data, token, frame_offset, role, ordinal in slots:
+            for kind, cycles, ports, token, frame_offset, role, ordinal in slots:
                 if kind == "command":
-                    item = Item(kind, cycles, data)
+                    item = Item(kind, cycles, ports)
                     if role == "engine":
                         commands[ordinal] = item
                     elif role == "place":

@@ -3,20 +3,29 @@
 The planner (irc/tiling/planner.py) estimates a layer with these same formulas, so
 a plan and its simulation agree on what a tile costs:
 
-- **MAC array**: input channels map to the array's rows, output channels to its
-  columns; an output pixel takes `ceil(channels / columns) * ceil(depth / rows)`
-  passes per kernel tap (a depthwise conv puts the taps on the rows:
-  `ceil(channels / columns) * ceil(taps / rows)`), and a command adds `rows +
-  columns` cycles to fill and drain the array. The output stage (bias, requantize,
-  clamp) is pipelined behind it. Over 16-bit activations every pass takes the
-  target's `int16_cycles` (`[data_types]`; 2 on Ethos-U: half the input channels
+- **MAC array** (`MacArray.cycles`, irc/targets/model.py): on a plain array, input
+  channels map to the array's rows, output channels to its columns; an output pixel
+  takes `ceil(channels / columns) * ceil(depth / rows)` passes per kernel tap (a
+  depthwise conv puts the taps on the rows: `ceil(channels / columns) * ceil(taps /
+  rows)`), and a command adds `rows + columns` cycles to fill and drain the array.
+  On an array of micro-blocks (Ethos-U, as Vela models it) the outputs are computed
+  in blocks of `output_block`, each taking its cycles per `input_block_depth` input
+  channels and tap, at least its weights' time through the decoder, and the output
+  stage bounds the elements written a cycle. Otherwise the output stage (bias,
+  requantize, clamp) is pipelined behind it. Over 16-bit activations every pass takes
+  the target's `int16_cycles` (`[data_types]`; 2 on Ethos-U: half the input channels
   per cycle).
 - **vector unit**: `ceil(channels / lanes)` cycles per output pixel (the last axis
   is the channels) and per window tap or input; times `int16_cycles` when the command
   reads or writes 16-bit activations.
-- **DMA**: the DDR side of a box is a set of contiguous runs; each moves the bursts
-  it touches at its addresses, at the DDR's bytes per cycle, after the DDR latency
-  once per command. A fill of an SRAM frame alone writes a burst per cycle.
+- **DMA**: each side of a box is a set of contiguous runs; each moves the bursts (of
+  its memory) it touches at its addresses. A command first waits the read latency of
+  the memory it reads and the write latency of the one it writes, then moves its
+  bytes through each memory's port at that memory's rate (the bandwidth, or fewer
+  bytes per cycle when the latency is long and few bursts may be in flight); the
+  system memories on one port share it (irc/sim/schedule.py), while the local SRAM's
+  banks take every transfer at once (its side only bounds the transfer's time). A
+  fill of an SRAM frame alone writes a burst of the SRAM per cycle.
 - **host**: the target's CPU model (irc/backend/cost.py) for the called function's ops, its
   arguments and results copied at the host bandwidth, and a transition each way.
 """
@@ -29,6 +38,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from irc.targets.model import SCRATCH
 
 if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
@@ -44,31 +55,30 @@ class Cost:
     cycles: int
     macs: int = 0
     read: int = 0
-    """DDR bytes read (whole bursts)."""
+    """Bytes read from the system memories (whole bursts)."""
     written: int = 0
-    """DDR bytes written (whole bursts)."""
-    data_cycles: int = 0
-    """The part of `cycles` that occupies the DDR (a DMA's data phase)."""
+    """Bytes written to the system memories (whole bursts)."""
+    ports: tuple[tuple[str, int], ...] = ()
+    """The cycles the command's data phase needs each port (the longest is the part of
+    `cycles` after the latency)."""
+    traffic: tuple[tuple[str, int, int], ...] = ()
+    """(memory, bytes read, bytes written) per system memory it touches."""
 
 
 def mac_cycles(
     target: Target,
-    pixels: int,
-    channels: int,
+    shape: Sequence[int],
     depth: int,
     taps: int,
     depthwise: bool,
     sixteen: bool = False,
 ) -> int:
-    """A MAC-array step over `pixels` outputs of `channels` channels, each summing
-    `depth` input channels over `taps` kernel taps (of 16-bit activations: `sixteen`)."""
-    array = target.mac_array
-    if depthwise:
-        passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
-    else:
-        passes = math.ceil(channels / array.columns) * math.ceil(depth / array.rows) * taps
-    passes *= target.data_types.activation_cycles(sixteen)
-    return pixels * passes + array.rows + array.columns
+    """A MAC-array step over the outputs `shape` = [N, H, W, C], each summing `depth`
+    input channels over `taps` kernel taps (of 16-bit activations: `sixteen`): the
+    target's array model (`MacArray.cycles`)."""
+    batch, rows, columns, channels = shape
+    passes = target.data_types.activation_cycles(sixteen)
+    return target.mac_array.cycles(batch, rows, columns, channels, depth, taps, depthwise, passes)
 
 
 def vector_cycles(
@@ -94,14 +104,14 @@ def conv_cost(
     taps = kernel_h * kernel_w
     pixels = batch * out_h * out_w
     depthwise = group > 1 and depth == 1
-    cycles = mac_cycles(target, pixels, channels, depth, taps, depthwise, sixteen)
+    cycles = mac_cycles(target, acc_shape, depth, taps, depthwise, sixteen)
     return Cost(cycles, macs=pixels * channels * taps * depth)
 
 
 def matmul_cost(target: Target, rows: int, columns: int, depth: int, sixteen: bool = False) -> Cost:
     """A [M, K] x [K, N] tile: M pixels of N channels from K (an operand 16-bit if
     `sixteen`)."""
-    cycles = mac_cycles(target, rows, columns, depth, 1, False, sixteen)
+    cycles = mac_cycles(target, (1, rows, 1, columns), depth, 1, False, sixteen)
     return Cost(cycles, macs=rows * columns * depth)
 
 
@@ -141,17 +151,45 @@ def burst_bytes(view: View, burst: int) -> int:
 
 
 def dma(target: Target, reads: Sequence[View], writes: Sequence[View]) -> Cost:
-    """A DMA reading `reads` and writing `writes` (views, DDR or SRAM)."""
-    burst = target.dma.burst_bytes
-    read = sum(burst_bytes(view, burst) for view in reads if view.space == "ddr")
-    written = sum(burst_bytes(view, burst) for view in writes if view.space == "ddr")
-    moved = read + written
-    if not moved:  # a fill of an SRAM frame
+    """A DMA reading `reads` and writing `writes` (views in any memories)."""
+    clock = target.mac_array.clock_hz
+    moved: dict[str, list[int]] = {}
+    port_cycles: dict[str, float] = {}
+    local = 0.0
+    latency = {True: 0, False: 0}
+    for views, read in ((reads, True), (writes, False)):
+        for view in views:
+            memory = target.memories[view.space]
+            size = burst_bytes(view, memory.burst_bytes)
+            if view.space == SCRATCH and not read and not reads:
+                continue  # a fill of an SRAM frame alone: below
+            rate = (
+                memory.read_bytes_per_cycle(clock) if read else memory.write_bytes_per_cycle(clock)
+            )
+            wait = memory.read_latency_cycles if read else memory.write_latency_cycles
+            latency[read] = max(latency[read], wait)
+            if view.space == SCRATCH:
+                # The local SRAM's banks take every transfer at once: its side only
+                # bounds this transfer's time.
+                local += size / rate
+                continue
+            port_cycles[memory.port] = port_cycles.get(memory.port, 0.0) + size / rate
+            counts = moved.setdefault(view.space, [0, 0])
+            counts[0 if read else 1] += size
+    if not port_cycles:  # a fill of an SRAM frame
         frame = sum(view.extent for view in writes)
-        return Cost(max(1, math.ceil(frame / burst)))
-    bytes_per_cycle = target.ddr.bandwidth_bytes_per_second / target.mac_array.clock_hz
-    data = math.ceil(moved / bytes_per_cycle)
-    return Cost(target.ddr.latency_cycles + data, read=read, written=written, data_cycles=data)
+        return Cost(max(1, math.ceil(frame / target.scratch.burst_bytes)))
+    ports = tuple(
+        (port, math.ceil(max(cycles, local))) for port, cycles in sorted(port_cycles.items())
+    )
+    data = max(cycles for _, cycles in ports)
+    return Cost(
+        latency[True] + latency[False] + data,
+        read=sum(read for read, _ in moved.values()),
+        written=sum(written for _, written in moved.values()),
+        ports=ports,
+        traffic=tuple((name, read, written) for name, (read, written) in sorted(moved.items())),
+    )
 
 
 def host(

@@ -5,10 +5,12 @@ lowering runs the function's control abstractly: it unrolls every `scf.for`,
 evaluates the index arithmetic, and turns each tile op into commands on views at
 static addresses:
 
-- **DDR**: the weights region (constants, at their `tile.to_buffer` offsets) from
-  address 0, then the activation arena (the memory plan's offsets), then scratch
-  space for the few buffers the plan leaves unplaced (staging copies of host
-  results); `npu.place` writes the arguments and the weights before the stream.
+- **system memories**: in the weights' memory, the weights region (constants, at
+  their `tile.to_buffer` offsets) from address 0; in each memory of activations, its
+  activation arena (the memory plan's offsets; after the weights in theirs), then
+  scratch space for the few buffers the plan leaves unplaced (staging copies of host
+  results, in the last memory of activations); `npu.place` writes the arguments and
+  the weights before the stream.
 - **copies**: a `tile.copy` becomes one `npu.dma` of the part of the box inside its
   source, into its place in the destination box; when part of the box is padding
   (or the source is upsampled) the DMA first fills the whole box with the pad.
@@ -25,7 +27,7 @@ static addresses:
   other copy while this one's compute reads the first;
 - **host calls**: the tensor ops between tiled layers (`tile.to_tensor` ...
   `tile.to_buffer`) become functions of the module, each run of consecutive ones an
-  `npu.host_call` reading and writing DDR;
+  `npu.host_call` reading and writing system memories;
 - **synchronisation**: a scoreboard (irc/stream/scoreboard.py) follows every byte each
   command reads and writes and each queue's vector clock; when a command would race
   with an earlier one of another queue, a `npu.signal` is placed right after that
@@ -73,7 +75,7 @@ from irc.ir.placement import CPU, DEVICE_ATTR
 from irc.stream.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target
 
-DDR, SRAM = "ddr", "sram"
+SRAM = npu.SRAM
 QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
 
 
@@ -85,7 +87,8 @@ class Statistics:
     signals: int = 0
     waits: int = 0
     host_calls: int = 0
-    ddr_bytes: int = 0
+    memory_bytes: dict[str, int] = field(default_factory=dict)
+    """The bytes of each system memory the program uses."""
 
 
 @dataclass
@@ -198,7 +201,9 @@ class StreamLowering:
         self.function = function
         self.target = target
         self.double = double
-        self.alignment = target.dma.burst_bytes
+        self.weights_memory = target.placement.weights
+        self.spill = target.placement.activations[-1]
+        """The memory of the buffers the plan leaves unplaced, and of host tensors."""
         block = function.body.blocks.first
         assert block is not None
         self.block = block
@@ -228,64 +233,88 @@ class StreamLowering:
         self.held: list[_Dma] = []
         self._layout()
         self.board = Scoreboard(
-            {DDR: self.ddr_end_planned, SRAM: target.sram.size_bytes}, self.weights_bytes
+            {**self.planned_end, SRAM: target.scratch.size_bytes},
+            (self.weights_memory, self.weights_bytes),
         )
         # Per queue, per command (1-based): its position in the stream and its clock.
         self.positions: list[list[int]] = [[] for _ in npu.QUEUES]
         self.clocks: list[list[np.ndarray]] = [[] for _ in npu.QUEUES]
         self.tokens: dict[tuple[int, int], int] = {}
 
-    # ---- DDR layout ---------------------------------------------------------------------
+    # ---- the layout of the system memories ------------------------------------------------
+
+    def _alignment(self, memory: str) -> int:
+        return self.target.memories[memory].alignment_bytes
 
     def _layout(self) -> None:
-        """The weights region, the arena after it, scratch after that."""
+        """The weights region, each arena (after the weights in their memory), scratch
+        after each arena."""
         weights_end = 0
-        arena_end = 0
+        arena_end: Counter[str] = Counter()
         for op in self.block.ops:
             if isinstance(op, tile.ToBufferOp) and self._is_constant(op.operands[0]):
                 offset = op.props().int("offset")
                 if offset is not None:
                     weights_end = max(weights_end, offset + _bytes(op.results[0].type))
-        self.weights_bytes = _align(weights_end, self.alignment)
+        self.weights_bytes = _align(weights_end, self._alignment(self.weights_memory))
         for op in self.block.ops:
-            if isinstance(op, tile.AllocOp | tile.ToBufferOp) and _space(op.results[0]) == DDR:
+            if not isinstance(op, tile.AllocOp | tile.ToBufferOp):
+                continue
+            space = _space(op.results[0])
+            if space != SRAM:
                 offset = op.props().int("offset")
                 if offset is None or (
                     isinstance(op, tile.ToBufferOp) and self._is_constant(op.operands[0])
                 ):
                     continue
-                arena_end = max(arena_end, offset + _bytes(op.results[0].type))
-        self.arena = self.weights_bytes
-        self.scratch = _align(self.arena + arena_end, self.alignment)
+                arena_end[space] = max(arena_end[space], offset + _bytes(op.results[0].type))
+        memories = {self.weights_memory, self.spill, *arena_end}
+        self.bases = {
+            memory: self.weights_bytes if memory == self.weights_memory else 0
+            for memory in memories
+        }
+        self.cursor = {
+            memory: _align(self.bases[memory] + arena_end[memory], self._alignment(memory))
+            for memory in memories
+        }
         # Scratch buffers are allocated as the walk meets them; the scoreboard needs
-        # the whole DDR: an upper bound, the arena plus every unplaced buffer.
-        unplaced = sum(
-            _align(_bytes(op.results[0].type), self.alignment)
-            for op in self.block.walk()
-            if isinstance(op, tile.AllocOp | tile.ToBufferOp)
-            and _space(op.results[0]) == DDR
-            and op.props().int("offset") is None
-        )
-        unplaced += sum(
-            _align(_bytes(arg.type), self.alignment)
+        # each memory whole: an upper bound, the arena plus every unplaced buffer.
+        unplaced: Counter[str] = Counter()
+        for op in self.block.walk():
+            if isinstance(op, tile.AllocOp | tile.ToBufferOp) and op.props().int("offset") is None:
+                space = _space(op.results[0])
+                if space != SRAM:
+                    unplaced[space] += _align(_bytes(op.results[0].type), self._alignment(space))
+        spill_alignment = self._alignment(self.spill)
+        unplaced[self.spill] += sum(
+            _align(_bytes(arg.type), spill_alignment)
             for arg in self.block.args
             if isinstance(arg.type, TensorType)
         )
-        unplaced += sum(
-            _align(_bytes(result.type), self.alignment)
+        unplaced[self.spill] += sum(
+            _align(_bytes(result.type), spill_alignment)
             for op in self.block.ops
             for result in op.results
             if isinstance(result.type, TensorType) and not self._is_constant(result)
         )
-        self.ddr_end_planned = self.scratch + unplaced
+        self.planned_end = {
+            memory: self.cursor.get(memory, 0) + unplaced[memory]
+            for memory in {*self.cursor, *unplaced}
+        }
 
     def _is_constant(self, value: SSAValue) -> bool:
         return _is_constant(value.owner)  # type: ignore[arg-type]
 
-    def _scratch(self, value_type: Attribute) -> int:
-        address = self.scratch
-        self.scratch = _align(self.scratch + _bytes(value_type), self.alignment)
+    def _scratch(self, value_type: Attribute, memory: str) -> int:
+        """A new buffer in `memory` after its arena."""
+        address = self.cursor.setdefault(memory, 0)
+        self.cursor[memory] = _align(address + _bytes(value_type), self._alignment(memory))
         return address
+
+    def _spilled(self, value: SSAValue) -> Slot:
+        """A new buffer for a host tensor, in the spill memory."""
+        buffer_type = _memref(value.type, self.spill)
+        return _slot(self.spill, (self._scratch(value.type, self.spill),), buffer_type)
 
     # ---- views --------------------------------------------------------------------------
 
@@ -456,7 +485,8 @@ class StreamLowering:
     # ---- buffers ------------------------------------------------------------------------
 
     def alloc(self, op: tile.AllocOp) -> None:
-        """A buffer: in SRAM at its offset (and alternate), in DDR in the arena or scratch."""
+        """A buffer: in SRAM at its offset (and alternate), in a system memory in its
+        arena or scratch."""
         result_type = op.results[0].type
         assert isinstance(result_type, MemRefType)
         props = op.props()
@@ -467,13 +497,14 @@ class StreamLowering:
             if props.int("alternate") is not None:
                 addresses += (props.int("alternate") or 0,)
         elif offset is None:
-            addresses = (self._scratch(result_type),)
+            addresses = (self._scratch(result_type, space),)
         else:
-            addresses = (self.arena + offset,)
+            addresses = (self.bases[space] + offset,)
         self.env[op.results[0]] = _slot(space, addresses, result_type)
 
     def to_buffer(self, op: tile.ToBufferOp) -> None:
-        """A tensor into DDR: placed by the runtime, written by a host call, or copied."""
+        """A tensor into a system memory: placed by the runtime, written by a host call,
+        or copied."""
         if op.results[0] in self.env:
             return  # a host call wrote its result here
         slot = self._to_buffer_slot(op)
@@ -482,7 +513,7 @@ class StreamLowering:
         if source.owner in self.host_ops:
             self.flush_host()
         if source in self.tensor_slots:
-            # A tensor already in DDR elsewhere (a host result, a value read back):
+            # A tensor already in memory elsewhere (a host result, a value read back):
             # the DMA copies it here.
             placed = self.tensor_slots[source]
             if placed.addresses != slot.addresses:
@@ -498,17 +529,19 @@ class StreamLowering:
         the arena, or scratch."""
         result_type = op.results[0].type
         assert isinstance(result_type, MemRefType)
+        space = tile.space_of(result_type)
         offset = op.props().int("offset")
         if offset is None:
-            address = self._scratch(result_type)
+            address = self._scratch(result_type, space)
         elif self._is_constant(op.operands[0]):
             address = offset
         else:
-            address = self.arena + offset
-        return _slot(DDR, (address,), result_type)
+            address = self.bases[space] + offset
+        return _slot(space, (address,), result_type)
 
     def place(self, value: SSAValue, slot: Slot) -> None:
-        """`npu.place` of an argument or a constant into DDR, before the stream."""
+        """`npu.place` of an argument or a constant into a system memory, before the
+        stream."""
         view = self.view(self.whole(slot), slot.element)
         if isinstance(value.owner, Operation):
             self._keep_constant(value.owner)
@@ -681,7 +714,7 @@ class StreamLowering:
             return 0
         chunk = self.target.mac_array.columns
         chunk_bytes = chunk * math.prod(dest.shape[1:]) * dest.dtype.itemsize
-        if dest.shape[0] <= chunk or chunk_bytes % self.target.sram.alignment_bytes:
+        if dest.shape[0] <= chunk or chunk_bytes % self.target.scratch.alignment_bytes:
             return 0
         return chunk
 
@@ -808,7 +841,7 @@ class StreamLowering:
         slice of the weights, of the accumulator and of the bias), then its
         requantize as one vector command: an 8-bit output slice would not be aligned.
         False (nothing emitted) when a slice would not be aligned either."""
-        alignment = self.target.sram.alignment_bytes
+        alignment = self.target.scratch.alignment_bytes
         weight, acc, bias = streamed.weight, streamed.acc, streamed.bias
         pieces = []
         for start, count in _chunks(acc.shape[-1], streamed.chunk):
@@ -885,12 +918,12 @@ class StreamLowering:
         callee = outline(ops, name, inputs, outputs, _is_constant)
         callee.attributes[DEVICE_ATTR] = StringAttr(CPU)
         self.module.body.block.add_op(callee)
-        # Arguments in DDR, results to their buffers.
+        # Arguments in system memory, results to their buffers.
         input_views = []
         for value in inputs:
             slot = self.tensor_slots.get(value)
             if slot is None:  # a function argument the host reads first
-                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+                slot = self._spilled(value)
                 self.place(value, slot)
             input_views.append(self.whole(slot))
         output_views = []
@@ -903,11 +936,11 @@ class StreamLowering:
                 slot = self._to_buffer_slot(destination)
                 self.env[destination.results[0]] = slot
             else:
-                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+                slot = self._spilled(value)
             self.tensor_slots[value] = slot
             output_views.append(self.whole(slot))
         operands = [
-            self.view(v, _memref(value.type).element_type)
+            self.view(v, _memref(value.type, v.space).element_type)
             for v, value in zip([*input_views, *output_views], [*inputs, *outputs])
         ]
         call = npu.HostCallOp.create(
@@ -923,11 +956,11 @@ class StreamLowering:
         self.command(call, input_views, output_views)
 
     def returned(self, op: ReturnOp) -> None:
-        """The function's results: read from DDR after the stream."""
+        """The function's results: read from their memories after the stream."""
         for value in op.operands:
             slot = self.tensor_slots.get(value)
             if slot is None:
-                slot = _slot(DDR, (self._scratch(value.type),), _memref(value.type))
+                slot = self._spilled(value)
                 self.place(value, slot)
             self.reads.append((value, slot))
 
@@ -956,15 +989,28 @@ class StreamLowering:
                 op.detach()
                 op.erase(safe_erase=False)
         attributes = self.function.attributes
-        self.stats.ddr_bytes = _align(self.scratch, self.alignment)
-        attributes[npu.DDR_BYTES_ATTR] = IntegerAttr(self.stats.ddr_bytes, i64)
+        for memory in sorted(self.cursor):
+            size = _align(self.cursor[memory], self._alignment(memory))
+            if not size and memory != self.weights_memory:
+                continue  # a memory the placement allows but the program does not use
+            capacity = self.target.memories[memory].size_bytes
+            if size > capacity:
+                raise error(
+                    f"the program needs {size} bytes of {memory}; {self.target.name}'s "
+                    f"{memory} holds {capacity}",
+                    self.function,
+                    hint="a target with more memory, or a smaller model",
+                )
+            self.stats.memory_bytes[memory] = size
+            attributes[npu.memory_bytes_attr(memory)] = IntegerAttr(size, i64)
+        attributes[npu.WEIGHTS_MEMORY_ATTR] = StringAttr(self.weights_memory)
         attributes[npu.WEIGHTS_BYTES_ATTR] = IntegerAttr(self.weights_bytes, i64)
         # The SRAM the program uses (up to its highest byte): a target with at least
         # that much runs it.
         attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(
-            _align(self.sram_end, self.target.sram.alignment_bytes), i64
+            _align(self.sram_end, self.target.scratch.alignment_bytes), i64
         )
-        attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.sram.alignment_bytes, i64)
+        attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.scratch.alignment_bytes, i64)
         attributes["npu.target"] = StringAttr(self.target.source)
 
 
@@ -984,13 +1030,13 @@ def _space(value: SSAValue) -> str:
 
 def _bytes(value_type: Attribute) -> int:
     assert isinstance(value_type, MemRefType | TensorType)
-    storage = _memref(value_type) if isinstance(value_type, TensorType) else value_type
+    storage = value_type if isinstance(value_type, MemRefType) else _memref(value_type, "")
     return math.prod(storage.get_shape()) * weights.dtype_of(storage.element_type).itemsize
 
 
-def _memref(value_type: Attribute) -> MemRefType:
-    """The DDR buffer type holding a tensor (its storage element): a host call's
-    arguments and results may be of any type (i64 indices, f64 values)."""
+def _memref(value_type: Attribute, memory: str) -> MemRefType:
+    """The buffer type holding a tensor (its storage element) in `memory`: a host
+    call's arguments and results may be of any type (i64 indices, f64 values)."""
     if isinstance(value_type, MemRefType):
         return value_type
     from irc.tiling.lowering import memref
@@ -998,7 +1044,7 @@ def _memref(value_type: Attribute) -> MemRefType:
     assert isinstance(value_type, TensorType)
     quantized = quantized_element(value_type)
     element = quantized.storage_type if quantized is not None else value_type.element_type
-    return memref(value_type.get_shape(), element, StringAttr(DDR))
+    return memref(value_type.get_shape(), element, StringAttr(memory))
 
 
 def _slot(space: str, addresses: tuple[int, ...], buffer_type: MemRefType) -> Slot:

@@ -133,13 +133,18 @@ class Scoreboard:
     """The queues' vector clocks and the last access of every byte, per queue."""
 
     def __init__(
-        self, sizes: Mapping[str, int], weights_bytes: int, queues: int = len(npu.QUEUES)
+        self,
+        sizes: Mapping[str, int],
+        weights: tuple[str, int],
+        queues: int = len(npu.QUEUES),
     ) -> None:
-        """A board for memories of `sizes` bytes (DDR's first `weights_bytes` the
-        read-only weights) and `queues` queues: the engines' by default;
-        irc/sim/streaming.py adds one for the host calls of every other frame."""
+        """A board for memories of `sizes` bytes (`weights`: the memory whose first
+        bytes are the read-only weights, and how many) and `queues` queues: the
+        engines' by default; irc/sim/streaming.py adds one for the host calls of every
+        other frame."""
+        memory, weights_bytes = weights
         self.shadows = {
-            space: _Shadow(weights_bytes if space == "ddr" else 0, size, queues)
+            space: _Shadow(weights_bytes if space == memory else 0, size, queues)
             for space, size in sizes.items()
         }
         self.clocks = np.zeros((queues, queues), np.int64)

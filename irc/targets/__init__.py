@@ -22,27 +22,27 @@ from contextvars import ContextVar
 from irc.diagnostics import Location, error
 from irc.targets.loader import load_target, load_target_file, parse_target, preset_names
 from irc.targets.model import (
+    SCRATCH,
     DataTypes,
-    Ddr,
-    Dma,
     Host,
     Lut,
     MacArray,
+    Memory,
     OpSupport,
-    Sram,
+    Placement,
     Target,
     VectorUnit,
 )
 
 __all__ = [
+    "SCRATCH",
     "DataTypes",
-    "Ddr",
-    "Dma",
     "Host",
     "Lut",
     "MacArray",
+    "Memory",
     "OpSupport",
-    "Sram",
+    "Placement",
     "Target",
     "VectorUnit",
     "active_target",

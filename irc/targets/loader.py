@@ -32,8 +32,13 @@ from irc.targets.schema import (
     DATA_OPS,
     GENERAL_LIMITS,
     LIMIT_BY_KEY,
+    MAX_SCRATCH_KIB,
+    MEMORIES_TABLE,
+    MEMORY_FIELDS,
     OP_LIMITS,
     OPS_TABLE,
+    PLACEMENT,
+    SCRATCH,
     SECTIONS,
     Field,
     Limit,
@@ -48,6 +53,10 @@ PRESETS = Path(__file__).resolve().parent / "presets"
 FORMAT_DOC = "docs/targets.md"
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_MEMORY_NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""A memory's name: the IR's memory space of its buffers (`memref<..., "flash">`)."""
+
+_MEMORY_SECTION = Section("memories.<name>", "one memory", MEMORY_FIELDS)
 
 
 def preset_names() -> list[str]:
@@ -240,21 +249,31 @@ class _Checker:
     # ---- the document ----------------------------------------------------------------------
 
     def target(self, document: dict[str, Any], source: str) -> model.Target | None:
-        known = [section.name for section in SECTIONS] + [OPS_TABLE]
+        known = [section.name for section in SECTIONS] + [MEMORIES_TABLE, OPS_TABLE]
         for key, value in document.items():
             if key not in known:
                 self.unknown_table(key, value)
         # A table written as a key of another table is reported there, as unknown.
         misplaced = {key for value in document.values() if isinstance(value, dict) for key in value}
         sections: dict[str, dict[str, Any] | None] = {}
+        memories: dict[str, model.Memory] | None = None
         for section in SECTIONS:
+            if section is PLACEMENT:  # the memories come first, as in a file
+                memories = self.memories(document)
             if section.name not in document and section.name in misplaced:
                 sections[section.name] = None
                 continue
             table = self.table(document, section.name, ", ".join(f.key for f in section.fields))
             sections[section.name] = None if table is None else self.section(section, table)
+        placement = sections.get("placement")
+        if (
+            memories is not None
+            and placement is not None
+            and not self.placement(placement, memories)
+        ):
+            sections["placement"] = None
         ops = self.ops(document)
-        if ops is None or any(values is None for values in sections.values()):
+        if ops is None or memories is None or any(v is None for v in sections.values()):
             return None
         built = {name: values for name, values in sections.items() if values is not None}
         target_values = built.pop("target")
@@ -264,9 +283,8 @@ class _Checker:
             source=source,
             mac_array=model.MacArray(**built["mac_array"]),
             data_types=model.DataTypes(**built["data_types"]),
-            sram=model.Sram(**built["sram"]),
-            ddr=model.Ddr(**built["ddr"]),
-            dma=model.Dma(**built["dma"]),
+            memories=MappingProxyType(memories),
+            placement=model.Placement(**built["placement"]),
             vector_unit=model.VectorUnit(**built["vector_unit"]),
             lut=model.Lut(**built["lut"]),
             host=model.Host(**built["host"]),
@@ -275,7 +293,7 @@ class _Checker:
 
     def unknown_table(self, key: str, value: object) -> None:
         """Report a top-level key that is not one of the tables."""
-        names = [section.name for section in SECTIONS] + [OPS_TABLE]
+        names = [section.name for section in SECTIONS] + [MEMORIES_TABLE, OPS_TABLE]
         listing = f"the tables are {', '.join(f'[{name}]' for name in names)}"
         if not isinstance(value, dict):
             homes = [section.name for section in SECTIONS if section.field(key) is not None]
@@ -308,23 +326,32 @@ class _Checker:
 
     # ---- hardware tables ---------------------------------------------------------------------
 
-    def section(self, section: Section, table: dict[str, Any]) -> dict[str, Any] | None:
-        """The section's values in base units by attribute, or None if any is wrong."""
+    def section(
+        self, section: Section, table: dict[str, Any], at: KeyPath | None = None
+    ) -> dict[str, Any] | None:
+        """The section's values in base units by attribute, or None if any is wrong.
+        `at` is the table's path when it is not `(section.name,)` (a memory's)."""
+        at = at or (section.name,)
+        name = ".".join(at)
         values: dict[str, Any] = {}
         ok = True
         # A misspelt key is reported once, as unknown, not also as the key it misses.
-        suggested = {self.unknown_key(section, key) for key in table if section.field(key) is None}
+        suggested = {
+            self.unknown_key(section, key, at) for key in table if section.field(key) is None
+        }
         ok = not suggested
         for spec in section.fields:
-            path = (section.name, spec.key)
+            path = (*at, spec.key)
             if spec.key not in table:
                 if spec.required and spec.key not in suggested:
                     self.problem(
-                        (section.name,),
-                        f"[{section.name}] is missing '{spec.key}'",
+                        at,
+                        f"[{name}] is missing '{spec.key}'",
                         hint=f"add {spec.key} = ... ({_field_help(spec)})",
                     )
                     ok = False
+                elif spec.default is not None:
+                    values[spec.attribute] = spec.default
                 continue
             if section.name == "lut" and spec.key == "entries" and _is_zero(table[spec.key]):
                 values[spec.attribute] = 0  # "no table", checked against `supported` below
@@ -341,11 +368,12 @@ class _Checker:
             return None
         return values
 
-    def unknown_key(self, section: Section, key: str) -> str | None:
+    def unknown_key(self, section: Section, key: str, at: KeyPath) -> str | None:
         """Report an unknown key of a hardware table; returns the key suggested for it."""
         keys = [spec.key for spec in section.fields]
-        listing = f"[{section.name}] takes {', '.join(keys)}"
-        elsewhere = [s.name for s in SECTIONS if s.field(key) is not None]
+        name = ".".join(at)
+        listing = f"[{name}] takes {', '.join(keys)}"
+        elsewhere = [s.name for s in SECTIONS if s.field(key) is not None and s != section]
         close = None if elsewhere else _closest(key, keys)
         if elsewhere:
             hint = f"'{key}' belongs in [{elsewhere[0]}]"
@@ -357,7 +385,7 @@ class _Checker:
             hint = f"did you mean '{close}' ({_field_help(spec)})? {listing}"
         else:
             hint = listing
-        self.problem((section.name, key), f"unknown key '{key}' in [{section.name}]", hint=hint)
+        self.problem((*at, key), f"unknown key '{key}' in [{name}]", hint=hint)
         return close
 
     def field_value(self, path: KeyPath, spec: Field, value: object) -> object | None:
@@ -368,6 +396,10 @@ class _Checker:
             "number": ("a number", _is_number(value)),
             "bool": ("true or false", isinstance(value, bool)),
             "string": ("a string", isinstance(value, str)),
+            "strings": (
+                "a list of strings",
+                isinstance(value, list) and all(isinstance(item, str) for item in value),
+            ),
         }
         expected, fits = wanted[spec.kind]
         if not fits:
@@ -375,11 +407,21 @@ class _Checker:
                 _type_hint(spec.kind, value)
                 or f"{spec.key} takes {expected}: {_field_meaning(spec)}"
             )
+            if spec.kind == "strings" and isinstance(value, str):
+                hint = f'write a list: {spec.key} = ["{value}"]'
+
             self.problem(path, f"{name} must be {expected}, got {_describe(value)}", hint=hint)
             return None
         if spec.kind == "string":
             assert isinstance(value, str)
             return self.string_value(path, spec, value)
+        if spec.kind == "strings":
+            assert isinstance(value, list)
+            checked = [self.string_value(path, spec, item) for item in value]
+            if not checked:
+                self.problem(path, f"{name} is empty", hint=_field_help(spec))
+                return None
+            return None if None in checked else tuple(checked)
         if spec.kind == "bool":
             return value
         assert isinstance(value, int | float)
@@ -389,7 +431,9 @@ class _Checker:
             )
             return None
         problem = _range_problem(value, spec.minimum, spec.exclusive_minimum, spec.maximum)
-        if problem is None and spec.floor is not None and value < spec.floor:
+        if spec.zero_allowed and value == 0:
+            problem = None
+        elif problem is None and spec.floor is not None and value < spec.floor:
             problem = f"must be at least {_format_number(spec.floor)}"
         if problem is None and spec.power_of_two and not _is_power_of_two(int(value)):
             lower = 1 << (int(value).bit_length() - 1)
@@ -415,6 +459,102 @@ class _Checker:
             )
             return None
         return value
+
+    # ---- the memory hierarchy ------------------------------------------------------------------
+
+    def memories(self, document: dict[str, Any]) -> dict[str, model.Memory] | None:
+        """Every `[memories.<name>]` table as a `Memory`, or None after reporting."""
+        keys = ", ".join(spec.key for spec in MEMORY_FIELDS)
+        table = self.table(
+            document, MEMORIES_TABLE, f"one [{MEMORIES_TABLE}.<name>] table per memory"
+        )
+        if table is None:
+            return None
+        memories: dict[str, model.Memory] = {}
+        ok = True
+        for name, fields in table.items():
+            at = (MEMORIES_TABLE, name)
+            if not isinstance(fields, dict):
+                self.problem(
+                    at,
+                    f"{MEMORIES_TABLE}.{name} must be a table, got {_describe(fields)}",
+                    hint=f"write [{MEMORIES_TABLE}.{name}] followed by {keys}",
+                )
+                ok = False
+                continue
+            if not _MEMORY_NAME.fullmatch(name):
+                self.problem(
+                    at,
+                    f"memory name '{name}' is not a valid name",
+                    hint="use lower-case letters, digits and '_', starting with a letter "
+                    '(the name is the IR\'s memory space: memref<..., "flash">)',
+                )
+                ok = False
+                continue
+            values = self.section(_MEMORY_SECTION, fields, at)
+            if values is None or not _check_memory(self, name, values):
+                ok = False
+                continue
+            memories[name] = model.Memory(name=name, **values)
+        if ok and SCRATCH not in memories:
+            self.problem(
+                (MEMORIES_TABLE,),
+                f"[{MEMORIES_TABLE}] has no '{SCRATCH}': the NPU's local SRAM, where compute "
+                "commands work",
+                hint=f"add [{MEMORIES_TABLE}.{SCRATCH}] with {keys}",
+            )
+            ok = False
+        elif ok and not memories[SCRATCH].writable:
+            self.problem(
+                (MEMORIES_TABLE, SCRATCH, "write_bandwidth_gb_per_s"),
+                f"{MEMORIES_TABLE}.{SCRATCH} is read-only: the NPU writes its tiles there",
+                hint="give it a write bandwidth above 0",
+            )
+            ok = False
+        return memories if ok else None
+
+    def placement(self, values: dict[str, Any], memories: Mapping[str, model.Memory]) -> bool:
+        """Check that the placement names memories that can hold what it puts there."""
+        names = ", ".join(name for name in memories if name != SCRATCH)
+        system = [name for name in memories if name != SCRATCH]
+        ok = True
+
+        def check(key: str, name: str, writable: bool) -> None:
+            nonlocal ok
+            path = ("placement", key)
+            if name not in memories:
+                close = _closest(name, system)
+                hint = f"the memories are {names}" + (f"; did you mean '{close}'?" if close else "")
+                self.problem(path, f"placement.{key} names no memory: '{name}'", hint=hint)
+                ok = False
+            elif name == SCRATCH:
+                self.problem(
+                    path,
+                    f"placement.{key} = '{SCRATCH}': the NPU's local SRAM holds tiles only",
+                    hint=f"name a system memory: {names}" if names else "add a system memory",
+                )
+                ok = False
+            elif writable and not memories[name].writable:
+                self.problem(
+                    path,
+                    f"placement.{key} names '{name}', which is read-only",
+                    hint="activations are written: name a memory with a write bandwidth",
+                )
+                ok = False
+
+        check("weights", values["weights"], writable=False)
+        activations = values["activations"]
+        for name in activations:
+            check("activations", name, writable=True)
+        repeated = _duplicate(list(activations))
+        if repeated is not None:
+            self.problem(
+                ("placement", "activations"),
+                f"placement.activations lists '{repeated}' twice",
+                hint="list each memory once, fastest first",
+            )
+            ok = False
+        return ok
 
     # ---- the support table -------------------------------------------------------------------
 
@@ -632,24 +772,44 @@ INT16_FIELDS = {
 the hint for a missing one."""
 
 
-def _check_sram(checker: _Checker, table: dict[str, Any], values: dict[str, Any]) -> bool:
+def _check_memory(checker: _Checker, name: str, values: dict[str, Any]) -> bool:
+    """A memory's keys against each other: whole bank rows, writes of a read-only one."""
+    at = (MEMORIES_TABLE, name)
     size, banks, alignment = values["size_bytes"], values["banks"], values["alignment_bytes"]
+    if name == SCRATCH and size > MAX_SCRATCH_KIB * 1024:
+        checker.problem(
+            (*at, "size_kib"),
+            f"{'.'.join(at)}.size_kib = {size // 1024} must be at most {MAX_SCRATCH_KIB}",
+            hint="size_kib: capacity, in KiB; the NPU's local SRAM is on chip, and the largest "
+            "on-chip memories of inference chips are a few hundred MB",
+        )
+        return False
     if banks > size:
         checker.problem(
-            ("sram", "banks"),
-            f"sram.banks = {banks} is more than the {size} bytes of SRAM",
-            hint="give the number of banks the SRAM is divided into",
+            (*at, "banks"),
+            f"{'.'.join(at)}.banks = {banks} is more than its {size} bytes",
+            hint="give the number of banks the memory is divided into",
         )
         return False
     granule = banks * alignment
     if size % granule:
         step_kib = math.lcm(granule, 1024) // 1024
         checker.problem(
-            ("sram", "size_kib"),
-            f"sram.size_kib = {size // 1024} is not a whole number of aligned bank rows: "
-            f"{size} bytes is not a multiple of banks x alignment_bytes = "
+            (*at, "size_kib"),
+            f"{'.'.join(at)}.size_kib = {size // 1024} is not a whole number of aligned bank "
+            f"rows: {size} bytes is not a multiple of banks x alignment_bytes = "
             f"{banks} x {alignment} = {granule}",
             hint=f"make size_kib a multiple of {step_kib}, or change banks or alignment_bytes",
+        )
+        return False
+    writable, in_flight = values["write_bytes_per_second"] > 0, values["max_writes"] > 0
+    if writable != in_flight:
+        checker.problem(
+            (*at, "max_writes"),
+            f"{'.'.join(at)}.max_writes = {values['max_writes']} but write_bandwidth_gb_per_s "
+            f"= {_format_number(values['write_bytes_per_second'] / 1e9)}",
+            hint="a read-only memory has write_bandwidth_gb_per_s = 0 and max_writes = 0; a "
+            "writable one both above 0",
         )
         return False
     return True
@@ -678,7 +838,7 @@ def _check_lut(checker: _Checker, table: dict[str, Any], values: dict[str, Any])
     return True
 
 
-_SECTION_CHECKS = {"data_types": _check_data_types, "sram": _check_sram, "lut": _check_lut}
+_SECTION_CHECKS = {"data_types": _check_data_types, "lut": _check_lut}
 
 
 # ---- limit values ----------------------------------------------------------------------------

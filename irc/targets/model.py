@@ -13,22 +13,81 @@ which checks ops, does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+SCRATCH = "sram"
+"""The name of the NPU's local SRAM, the memory every target has (irc.targets.schema)."""
 
 
 @dataclass(frozen=True)
 class MacArray:
-    """The multiply-accumulate array: `rows` x `columns` int8 MACs at `clock_hz`."""
+    """The multiply-accumulate array: `rows` x `columns` int8 MACs at `clock_hz`.
+
+    Without `output_block` the array is a plain grid: input channels on its rows,
+    output channels on its columns. With it, the array computes the output in
+    micro-blocks as Arm's Ethos-U does (Vela's `npu_performance.py`): a micro-block
+    of `output_block` = (rows, columns, channels) outputs takes `block_cycles` per
+    `input_block_depth` input channels and kernel tap, at least the cycles its weights
+    take through the weight decoder (`weight_bytes_per_cycle`); a depthwise conv
+    takes `depthwise_taps` taps a step; and the output stage writes at most
+    `output_elements_per_cycle` elements a cycle (0: no bound)."""
 
     rows: int
     columns: int
     clock_hz: float
+    output_block: tuple[int, ...] = ()
+    input_block_depth: int = 0
+    weight_bytes_per_cycle: float = 0.0
+    depthwise_taps: int = 0
+    output_elements_per_cycle: float = 0.0
 
     @property
     def macs_per_cycle(self) -> int:
         """int8 multiply-accumulates per clock cycle (rows x columns)."""
         return self.rows * self.columns
+
+    @property
+    def block_cycles(self) -> float:
+        """Cycles a micro-block takes per `input_block_depth` channels and tap."""
+        return math.prod(self.output_block) * self.input_block_depth / self.macs_per_cycle
+
+    def cycles(
+        self,
+        batch: int,
+        rows: int,
+        columns: int,
+        channels: int,
+        depth: int,
+        taps: int,
+        depthwise: bool,
+        passes: int = 1,
+    ) -> int:
+        """The cycles of one step over `batch` x `rows` x `columns` outputs of
+        `channels` channels, each summing `depth` input channels over `taps` kernel
+        taps (a depthwise step: each output channel its own input channel), each pass
+        taking `passes` times an 8-bit one (16-bit activations)."""
+        pixels = batch * rows * columns
+        if not self.output_block:
+            if depthwise:
+                steps = math.ceil(channels / self.columns) * math.ceil(taps / self.rows)
+            else:
+                steps = math.ceil(channels / self.columns) * math.ceil(depth / self.rows) * taps
+            return pixels * steps * passes + self.rows + self.columns
+        block_rows, block_columns, block_channels = self.output_block
+        blocks = batch * math.ceil(rows / block_rows) * math.ceil(columns / block_columns)
+        weights = block_channels * self.input_block_depth / self.weight_bytes_per_cycle
+        if depthwise:  # a 16-bit step takes `passes` times as long
+            per_step = max(weights, self.block_cycles * blocks * passes)
+            steps = math.ceil(taps / self.depthwise_taps)
+        else:  # a 16-bit input block is `passes` times shallower
+            per_step = max(weights, self.block_cycles * blocks)
+            steps = taps * math.ceil(depth * passes / self.input_block_depth)
+        cycles = per_step * steps * math.ceil(channels / block_channels)
+        if self.output_elements_per_cycle:
+            cycles = max(cycles, pixels * channels / self.output_elements_per_cycle)
+        return math.ceil(cycles)
 
     @property
     def macs_per_second(self) -> float:
@@ -60,37 +119,70 @@ class DataTypes:
 
 
 @dataclass(frozen=True)
-class Sram:
-    """On-chip memory that compute commands work in."""
+class Memory:
+    """One memory of the target (`[memories.<name>]`): the NPU's local SRAM, or a
+    system memory (system SRAM, DRAM, flash) that DMA moves tiles from and to.
 
+    Memories on the same `port` share it: their transfers take turns. A transfer's rate
+    is the bandwidth, or less when the latency is long and few bursts may be in flight
+    (Little's law: `max_reads` bursts per `read_latency_cycles`)."""
+
+    name: str
     size_bytes: int
-    banks: int
     alignment_bytes: int
-    """Every buffer in SRAM starts at a multiple of this (a power of two)."""
+    """Every buffer in it starts at a multiple of this (a power of two)."""
+    read_bytes_per_second: float
+    write_bytes_per_second: float
+    """0 for a read-only memory (flash)."""
+    read_latency_cycles: int
+    """NPU clock cycles from a read request to its first data."""
+    write_latency_cycles: int
+    """NPU clock cycles from a write request to its completion."""
+    burst_bytes: int
+    """Transfers move whole bursts: a run of bytes costs the bursts it touches."""
+    max_reads: int
+    """Read bursts in flight at once."""
+    max_writes: int
+    """Write bursts in flight at once (0 for a read-only memory)."""
+    port: str
+    banks: int = 1
 
     @property
     def bank_bytes(self) -> int:
         """The size of one bank."""
         return self.size_bytes // self.banks
 
+    @property
+    def writable(self) -> bool:
+        """Whether the NPU may write it (flash is read-only)."""
+        return self.write_bytes_per_second > 0
+
+    def read_bytes_per_cycle(self, clock_hz: float) -> float:
+        """Bytes read per NPU cycle: the bandwidth, or the bursts in flight per latency
+        when that is less."""
+        return _rate(self.read_bytes_per_second / clock_hz, self.max_reads, self, True)
+
+    def write_bytes_per_cycle(self, clock_hz: float) -> float:
+        """Bytes written per NPU cycle (0 for a read-only memory)."""
+        if not self.writable:
+            return 0.0
+        return _rate(self.write_bytes_per_second / clock_hz, self.max_writes, self, False)
+
+
+def _rate(bandwidth: float, in_flight: int, memory: Memory, read: bool) -> float:
+    latency = memory.read_latency_cycles if read else memory.write_latency_cycles
+    if latency == 0:
+        return bandwidth
+    return min(bandwidth, in_flight * memory.burst_bytes / latency)
+
 
 @dataclass(frozen=True)
-class Ddr:
-    """Off-chip memory (DRAM or flash) that holds weights and spilled tensors."""
+class Placement:
+    """Where tensors live (`[placement]`): the weights' memory, and the activations'
+    memories in order of preference (a tensor goes to the first with room for it)."""
 
-    bandwidth_bytes_per_second: float
-    latency_cycles: int
-    """Cycles of the NPU clock from a read request to its first data."""
-
-
-@dataclass(frozen=True)
-class Dma:
-    """The DMA engine that copies between DDR and SRAM."""
-
-    channels: int
-    """Transfers that can be in flight at once."""
-    burst_bytes: int
-    """Bytes per burst: transfers are carried out in whole bursts."""
+    weights: str
+    activations: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -206,9 +298,9 @@ class Target:
     """The preset name, or the path of the target file."""
     mac_array: MacArray
     data_types: DataTypes
-    sram: Sram
-    ddr: Ddr
-    dma: Dma
+    memories: Mapping[str, Memory]
+    """Every memory by name; `SCRATCH` ("sram") is the NPU's local SRAM."""
+    placement: Placement
     vector_unit: VectorUnit
     lut: Lut
     host: Host
@@ -216,7 +308,37 @@ class Target:
 
     def __hash__(self) -> int:
         # The support table is a read-only mapping, which is not hashable itself.
-        return hash((self.name, self.source, tuple(sorted(self.ops))))
+        return hash((self.name, self.source, tuple(sorted(self.ops)), tuple(self.memories)))
+
+    def with_memory(self, name: str, **changes: object) -> Target:
+        """The target with memory `name`'s fields changed (`size_bytes=4096`): what a
+        design-space exploration varies."""
+        import dataclasses
+        from types import MappingProxyType
+
+        memories = dict(self.memories)
+        memories[name] = dataclasses.replace(memories[name], **changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, memories=MappingProxyType(memories))
+
+    @property
+    def scratch(self) -> Memory:
+        """The NPU's local SRAM: the memory compute commands work in."""
+        return self.memories[SCRATCH]
+
+    @property
+    def weights_memory(self) -> Memory:
+        """The memory that holds the weights."""
+        return self.memories[self.placement.weights]
+
+    @property
+    def activation_memories(self) -> tuple[Memory, ...]:
+        """The memories that hold activations, in order of preference."""
+        return tuple(self.memories[name] for name in self.placement.activations)
+
+    @property
+    def system_memories(self) -> tuple[Memory, ...]:
+        """Every memory but the local SRAM, in the file's order."""
+        return tuple(memory for name, memory in self.memories.items() if name != SCRATCH)
 
     @property
     def peak_tops(self) -> float:

@@ -17,9 +17,12 @@ from irc.targets.schema import (
     GENERAL_LIMITS,
     LIMIT_BY_KEY,
     LIMITS,
+    MEMORIES_TABLE,
+    MEMORY_FIELDS,
     MODE_CHOICES,
     OP_LIMITS,
     OPS_TABLE,
+    PLACEMENT,
     SECTIONS,
     Field,
     Limit,
@@ -71,13 +74,16 @@ def format_seconds(seconds: float) -> str:
 
 
 def summary(target: Target) -> str:
-    """One line: MACs, clock, peak TOPS, SRAM and DDR."""
+    """One line: MACs, clock, peak TOPS, the local SRAM and the system memories."""
     mac = target.mac_array
+    memories = ", ".join(
+        f"{memory.name} {format_rate(memory.read_bytes_per_second, 'B')}"
+        for memory in target.system_memories
+    )
     return (
         f"{mac.macs_per_cycle} int8 MACs ({mac.rows}x{mac.columns}) at "
         f"{format_hertz(mac.clock_hz)} = {format_number(round(target.peak_tops, 3))} TOPS, "
-        f"{format_bytes(target.sram.size_bytes)} SRAM, "
-        f"DDR {format_rate(target.ddr.bandwidth_bytes_per_second, 'B')}"
+        f"{format_bytes(target.scratch.size_bytes)} SRAM, {memories}"
     )
 
 
@@ -111,23 +117,37 @@ def _file_value(spec: Field, value: object) -> object:
     return value
 
 
+def _memory_notes(target: Target, name: str) -> list[str]:
+    """A memory's derived figures: banks, bytes per NPU cycle, latency in time."""
+    memory, clock = target.memories[name], target.mac_array.clock_hz
+    notes = []
+    if memory.banks > 1:
+        notes.append(f"{memory.banks} banks of {format_bytes(memory.bank_bytes)}")
+    rate = (
+        f"bytes per NPU cycle: {format_number(round(memory.read_bytes_per_cycle(clock), 3))} read"
+    )
+    if memory.writable:
+        rate += f", {format_number(round(memory.write_bytes_per_cycle(clock), 3))} written"
+    else:
+        rate += " (read-only)"
+    bound = memory.read_bytes_per_cycle(clock) < memory.read_bytes_per_second / clock
+    if bound:
+        rate += f" (bounded by {memory.max_reads} reads in flight)"
+    notes.append(rate)
+    if memory.read_latency_cycles:
+        notes.append(f"read latency {format_seconds(memory.read_latency_cycles / clock)}")
+    return notes
+
+
 def _section_notes(target: Target) -> dict[str, list[str]]:
     """Derived figures, written as comments after each table."""
-    mac, sram, ddr, host = target.mac_array, target.sram, target.ddr, target.host
-    bytes_per_cycle = ddr.bandwidth_bytes_per_second / mac.clock_hz
+    mac, host = target.mac_array, target.host
     return {
         "mac_array": [
             f"{mac.macs_per_cycle} MACs per cycle, "
             f"{format_rate(mac.macs_per_second, 'MAC')}, "
             f"{format_number(round(target.peak_tops, 3))} TOPS int8 peak "
             "(a MAC is two operations)"
-        ],
-        "sram": [
-            f"{sram.size_bytes} bytes in {sram.banks} banks of {format_bytes(sram.bank_bytes)}"
-        ],
-        "ddr": [
-            f"bytes per NPU cycle: {format_number(round(bytes_per_cycle, 3))}; latency "
-            f"{format_seconds(ddr.latency_cycles / mac.clock_hz)}"
         ],
         "host": [f"one NPU<->CPU transition costs {format_seconds(host.transition_seconds)}"],
     }
@@ -142,23 +162,38 @@ def target_toml(target: Target) -> str:
     ]
     notes = _section_notes(target)
     for section in SECTIONS:
+        if section is PLACEMENT:
+            for name, memory in target.memories.items():
+                lines += ["", f"[{MEMORIES_TABLE}.{name}]"]
+                lines += _fields_toml(MEMORY_FIELDS, dataclasses.asdict(memory))
+                lines += [f"# {note}" for note in _memory_notes(target, name)]
         lines += ["", f"[{section.name}]"]
-        values = (
+        values: dict[str, object] = (
             {"name": target.name, "description": target.description}
             if section.name == "target"
             else dataclasses.asdict(getattr(target, section.name))
         )
-        for spec in section.fields:
-            value = values[spec.attribute]
-            if not spec.required and not values[spec.required_when]:
-                continue
-            # Units the key names already (`burst_bytes`) are not repeated.
-            unit = f", in {spec.unit}" if spec.unit and not spec.key.endswith(spec.unit) else ""
-            assignment = f"{spec.key} = {_toml_value(_file_value(spec, value))}"
-            lines.append(f"{assignment:<40} # {spec.help}{unit}")
+        lines += _fields_toml(section.fields, values)
         lines += [f"# {note}" for note in notes.get(section.name, [])]
     lines += ["", *_ops_toml(target)]
     return "\n".join(lines) + "\n"
+
+
+def _fields_toml(fields: Iterable[Field], values: dict[str, object]) -> list[str]:
+    """`key = value  # meaning` for each field set (an optional one only when its
+    `required_when` key is true, or when it differs from its default)."""
+    lines = []
+    for spec in fields:
+        value = values[spec.attribute]
+        if not spec.required and (
+            not values[spec.required_when] if spec.required_when else value == spec.default
+        ):
+            continue
+        # Units the key names already (`burst_bytes`) are not repeated.
+        unit = f", in {spec.unit}" if spec.unit and not spec.key.endswith(spec.unit) else ""
+        assignment = f"{spec.key} = {_toml_value(_file_value(spec, value))}"
+        lines.append(f"{assignment:<40} # {spec.help}{unit}")
+    return lines
 
 
 def _ops_toml(target: Target) -> list[str]:
@@ -358,7 +393,13 @@ def limit_help(key: str) -> str:
 # The reference tables of docs/targets.md
 
 
-_KIND_NAMES = {"int": "integer", "number": "number", "bool": "boolean", "string": "string"}
+_KIND_NAMES = {
+    "int": "integer",
+    "number": "number",
+    "bool": "boolean",
+    "string": "string",
+    "strings": "list of strings",
+}
 
 
 def _field_constraints(spec: Field) -> str:
@@ -376,8 +417,12 @@ def _field_constraints(spec: Field) -> str:
         parts.append("must be true")
     if spec.key == "name":
         parts.append("letters, digits, `.`, `_`, `-`")
-    if not spec.required:
+    if spec.zero_allowed:
+        parts.append("or 0")
+    if not spec.required and spec.required_when:
         parts.append(f"required when `{spec.required_when} = true`; omit otherwise")
+    elif not spec.required:
+        parts.append(f"optional (default {format_number(spec.default)})")  # type: ignore[arg-type]
     return ", ".join(parts) or "required"
 
 
@@ -406,14 +451,17 @@ def reference_markdown() -> str:
     """The tables of docs/targets.md that describe every key and limit (generated
     from irc/targets/schema.py; tests/test_targets.py checks that the page has them)."""
     lines: list[str] = []
-    for section in SECTIONS:
+    memories = (f"{MEMORIES_TABLE}.<name>", "one memory of the hierarchy", MEMORY_FIELDS)
+    tables = [(section.name, section.help, section.fields) for section in SECTIONS]
+    tables.insert(tables.index((PLACEMENT.name, PLACEMENT.help, PLACEMENT.fields)), memories)
+    for name, help_text, fields in tables:
         lines += [
-            f"### `[{section.name}]`: {section.help}",
+            f"### `[{name}]`: {help_text}",
             "",
             "| key | type | unit | meaning | constraints |",
             "|---|---|---|---|---|",
         ]
-        for spec in section.fields:
+        for spec in fields:
             cells = (
                 f"`{spec.key}`",
                 _KIND_NAMES[spec.kind],

@@ -26,11 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from irc.targets import model
+
 # --------------------------------------------------------------------------------------
 # Sections: the hardware tables
 
 
-FieldKind = Literal["int", "number", "bool", "string"]
+FieldKind = Literal["int", "number", "bool", "string", "strings"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,11 @@ class Field:
     required_when: str = ""
     """For an optional key: the other key of its table that makes it required
     (`supported`: a lookup table's entries)."""
+    default: object = None
+    """For an optional key that no other key requires: its value when omitted."""
+    zero_allowed: bool = False
+    """0 is allowed besides the range from `floor` (a read-only memory's write
+    bandwidth)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,152 @@ KIB = 1024
 GIGA = 1e9
 MEGA = 1e6
 MICRO = 1e-6
+
+MEMORIES_TABLE = "memories"
+"""The memory hierarchy: one `[memories.<name>]` table per memory, with `MEMORY_FIELDS`."""
+
+SCRATCH = model.SCRATCH
+"""The memory every target has: the NPU's local SRAM, the only one compute commands
+work in (tiles are loaded into it by DMA). Its name is the IR's memory space of tiles."""
+
+MAX_MEMORY_KIB = 1 << 30
+"""The largest memory: 1 TiB (the address space of a 40-bit AXI port)."""
+
+MAX_SCRATCH_KIB = 1 << 18
+"""The largest local SRAM: 256 MiB (the largest on-chip memories of inference chips are
+a few hundred MB; the simulator holds it whole)."""
+
+MEMORY_FIELDS: tuple[Field, ...] = (
+    Field(
+        "size_kib",
+        "size_bytes",
+        "int",
+        "capacity",
+        unit="KiB",
+        scale=KIB,
+        minimum=1,
+        maximum=MAX_MEMORY_KIB,
+    ),
+    Field(
+        "banks",
+        "banks",
+        "int",
+        "number of banks (buffers of a layer in separate banks do not contend)",
+        minimum=1,
+        maximum=65536,
+        required=False,
+        default=1,
+    ),
+    Field(
+        "alignment_bytes",
+        "alignment_bytes",
+        "int",
+        "every buffer starts at a multiple of this",
+        unit="bytes",
+        minimum=1,
+        maximum=4096,
+        power_of_two=True,
+    ),
+    Field(
+        "read_bandwidth_gb_per_s",
+        "read_bytes_per_second",
+        "number",
+        "sustained read bandwidth",
+        unit="GB/s",
+        scale=GIGA,
+        minimum=0,
+        exclusive_minimum=True,
+        floor=0.001,
+        maximum=100_000,
+    ),
+    Field(
+        "write_bandwidth_gb_per_s",
+        "write_bytes_per_second",
+        "number",
+        "sustained write bandwidth (0: read-only, as flash)",
+        unit="GB/s",
+        scale=GIGA,
+        minimum=0,
+        floor=0.001,
+        maximum=100_000,
+        zero_allowed=True,
+    ),
+    Field(
+        "read_latency_cycles",
+        "read_latency_cycles",
+        "int",
+        "NPU clock cycles from a read request to its first data",
+        unit="cycles",
+        minimum=0,
+        maximum=1_000_000,
+    ),
+    Field(
+        "write_latency_cycles",
+        "write_latency_cycles",
+        "int",
+        "NPU clock cycles from a write request to its completion",
+        unit="cycles",
+        minimum=0,
+        maximum=1_000_000,
+    ),
+    Field(
+        "burst_bytes",
+        "burst_bytes",
+        "int",
+        "bytes per burst: transfers move whole bursts",
+        unit="bytes",
+        minimum=1,
+        maximum=65536,
+        power_of_two=True,
+    ),
+    Field(
+        "max_reads",
+        "max_reads",
+        "int",
+        "read bursts in flight at once (with the latency, bounds the read rate)",
+        minimum=1,
+        maximum=4096,
+    ),
+    Field(
+        "max_writes",
+        "max_writes",
+        "int",
+        "write bursts in flight at once (0 for a read-only memory)",
+        minimum=0,
+        maximum=4096,
+    ),
+    Field(
+        "port",
+        "port",
+        "string",
+        "the port it sits on: memories on one port share its bandwidth",
+    ),
+)
+"""The keys of a `[memories.<name>]` table."""
+
+PLACEMENT = Section(
+    "placement",
+    "where the weights and the activations live",
+    (
+        Field(
+            "weights",
+            "weights",
+            "string",
+            "the memory that holds the weights (read-only while the model runs)",
+        ),
+        Field(
+            "activations",
+            "activations",
+            "strings",
+            "the memories that hold the tensors between layers (and the model's inputs and "
+            "outputs), in order of preference: a tensor goes to the first with room for it "
+            "while it is live",
+        ),
+    ),
+)
+"""Vela's memory modes are three placements: Sram_Only (weights and activations in
+system SRAM), Shared_Sram (weights in flash, activations in system SRAM) and
+Dedicated_Sram (both in DRAM, activations cached in the NPU's own SRAM)."""
 
 SECTIONS: tuple[Section, ...] = (
     Section(
@@ -140,79 +293,7 @@ SECTIONS: tuple[Section, ...] = (
             ),
         ),
     ),
-    Section(
-        "sram",
-        "on-chip memory that compute commands work in",
-        (
-            Field(
-                "size_kib",
-                "size_bytes",
-                "int",
-                "capacity",
-                unit="KiB",
-                scale=KIB,
-                minimum=1,
-                maximum=1 << 18,
-            ),
-            Field("banks", "banks", "int", "number of banks", minimum=1, maximum=65536),
-            Field(
-                "alignment_bytes",
-                "alignment_bytes",
-                "int",
-                "every buffer starts at a multiple of this",
-                unit="bytes",
-                minimum=1,
-                maximum=4096,
-                power_of_two=True,
-            ),
-        ),
-    ),
-    Section(
-        "ddr",
-        "off-chip memory (DRAM or flash) holding weights and spilled tensors",
-        (
-            Field(
-                "bandwidth_gb_per_s",
-                "bandwidth_bytes_per_second",
-                "number",
-                "sustained bandwidth between DDR and the NPU",
-                unit="GB/s",
-                scale=GIGA,
-                minimum=0,
-                exclusive_minimum=True,
-                floor=0.001,
-                maximum=10_000,
-            ),
-            Field(
-                "latency_cycles",
-                "latency_cycles",
-                "int",
-                "NPU clock cycles from a read request to its first data",
-                unit="cycles",
-                minimum=0,
-                maximum=1_000_000,
-            ),
-        ),
-    ),
-    Section(
-        "dma",
-        "the DMA engine between DDR and SRAM",
-        (
-            Field(
-                "channels", "channels", "int", "transfers in flight at once", minimum=1, maximum=64
-            ),
-            Field(
-                "burst_bytes",
-                "burst_bytes",
-                "int",
-                "bytes per burst",
-                unit="bytes",
-                minimum=1,
-                maximum=65536,
-                power_of_two=True,
-            ),
-        ),
-    ),
+    PLACEMENT,
     Section(
         "vector_unit",
         "the unit for elementwise ops, pooling and requantization",
@@ -298,9 +379,11 @@ SECTIONS: tuple[Section, ...] = (
         ),
     ),
 )
-"""The hardware tables, in the order a target file and `irc-target show` write them."""
+"""The hardware tables, in the order a target file and `irc-target show` write them
+(the `[memories.<name>]` tables come before `[placement]`)."""
 
 SECTION_BY_NAME = {section.name: section for section in SECTIONS}
+
 
 OPS_TABLE = "ops"
 """The support table: `[ops]` (limits of every op) and one `[ops.<name>]` per nn op."""

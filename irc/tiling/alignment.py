@@ -101,7 +101,7 @@ def choose_alignment(
     plans of the layers involved and mark each padded tensor's defining op with
     `irc.stored_channels`. Returns every candidate, padded or not. `kinds` and
     `layer_model` are the backend table's."""
-    burst = target.dma.burst_bytes
+    burst = target.activation_memories[-1].burst_bytes  # the slowest, where it counts
     values, index_of = memory.function_values(function, kinds)
     hosts: set[int] = {value.parent for value in values if value.parent is not None}
     block = function.body.blocks.first

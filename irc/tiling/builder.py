@@ -36,7 +36,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.dialects import nn, tile
 from irc.ir.weights import dtype_of
 from irc.tiling.lowering import (
-    DDR,
     SRAM,
     Bound,
     Dim,
@@ -45,6 +44,7 @@ from irc.tiling.lowering import (
     Storage,
     memref,
     row_boxes,
+    space_attr,
     storage_element,
 )
 from irc.tiling.planner import Layer, Plan
@@ -107,7 +107,7 @@ class LayerBuilder:
     def pairs_start(self) -> int:
         """Where a MAC layer's (multiplier, shift) pairs start in its parameter region:
         after the bias of a whole channel tile (as the planner counts it)."""
-        alignment = self.lowering.target.sram.alignment_bytes
+        alignment = self.lowering.target.scratch.alignment_bytes
         bias = self.plan.tile.channels * self.plan.layer.accumulator_bytes
         return -(-bias // alignment) * alignment
 
@@ -373,7 +373,7 @@ def storage_as(lowering: FunctionLowering, value: SSAValue, shape: Sequence[int]
     view = lowering.emitter.add(
         tile.ViewOp.create(
             operands=[storage.buffer],
-            result_types=[memref(shape, buffer_type.element_type, DDR)],
+            result_types=[memref(shape, buffer_type.element_type, space_attr(storage.buffer))],
         )
     )
     return Storage(view.results[0], (0,) * len(shape), tuple(shape))

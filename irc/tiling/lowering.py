@@ -61,6 +61,7 @@ from xdsl.traits import ConstantLike
 from irc.diagnostics import error
 from irc.dialects import nn, tile
 from irc.dialects.quant import quantized_element
+from irc.targets.model import SCRATCH
 from irc.tiling import memory
 from irc.tiling.planner import (
     FORCE_ATTR,
@@ -91,8 +92,17 @@ class LoweringRules(memory.OpKinds, Protocol):
         ...
 
 
-DDR = StringAttr("ddr")
-SRAM = StringAttr("sram")
+SRAM = StringAttr(SCRATCH)
+"""The memory space of tiles: the NPU's local SRAM."""
+
+
+def space_attr(buffer: SSAValue) -> StringAttr:
+    """The memory space of a buffer (the name of the memory it is in)."""
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    space = buffer_type.memory_space
+    assert isinstance(space, StringAttr)
+    return space
 
 
 # --------------------------------------------------------------------------------------
@@ -348,7 +358,15 @@ class FunctionLowering:
         block = function.body.blocks.first
         assert block is not None
         self.block = block
-        plan, self.index_of = memory.plan_function(function, target.dma.burst_bytes, rules)
+        try:
+            plan, self.index_of = memory.plan_function(function, memory.Homes.of(target), rules)
+        except memory.PlacementError as problem:
+            raise error(
+                str(problem),
+                function,
+                hint=f"a target with more memory for activations than {target.name}'s "
+                f"({', '.join(target.placement.activations)})",
+            ) from None
         self.values = plan.values
         self.weights_end = plan.weights_bytes
         self.slice_base = self._slice_bases()
@@ -407,7 +425,8 @@ class FunctionLowering:
             parent = self.whole(self.value_at[record.parent])
             view = self._insert(
                 tile.ViewOp.create(
-                    operands=[parent.buffer], result_types=[memref(shape, element, DDR)]
+                    operands=[parent.buffer],
+                    result_types=[memref(shape, element, space_attr(parent.buffer))],
                 )
             )
             storage = Storage(view.results[0], (0,) * len(shape), shape)
@@ -443,8 +462,9 @@ class FunctionLowering:
         if value not in self.copies:
             element = storage_element(value.type)
             assert element is not None
+            space = space_attr(storage.buffer)
             buffer = self._insert(
-                tile.AllocOp.create(result_types=[memref(storage.shape, element, DDR)])
+                tile.AllocOp.create(result_types=[memref(storage.shape, element, space)])
             ).results[0]
             self.copy_box(
                 storage.buffer, storage.base, buffer, (0,) * len(storage.shape), storage.shape
@@ -461,16 +481,20 @@ class FunctionLowering:
         view = self._insert(
             tile.ViewOp.create(
                 operands=[storage.buffer],
-                result_types=[memref(tuple(shape), buffer_type.element_type, DDR)],
+                result_types=[
+                    memref(tuple(shape), buffer_type.element_type, space_attr(storage.buffer))
+                ],
             )
         )
         return Storage(view.results[0], (0,) * len(shape), tuple(shape))
 
     def scratch(self, shape: Sequence[int], element: Attribute) -> Storage:
-        """A DDR buffer of the lowering's own (a layer's result before it is copied
-        into the box of another buffer where its value lives)."""
+        """A buffer of the lowering's own (a layer's result before it is copied into
+        the box of another buffer where its value lives), in the last activations'
+        memory (the largest: the stream places it after that memory's arena)."""
+        space = StringAttr(self.target.placement.activations[-1])
         buffer = self._insert(
-            tile.AllocOp.create(result_types=[memref(tuple(shape), element, DDR)])
+            tile.AllocOp.create(result_types=[memref(tuple(shape), element, space)])
         ).results[0]
         return Storage(buffer, (0,) * len(shape), tuple(shape))
 
@@ -490,7 +514,7 @@ class FunctionLowering:
         stored = stored_channels(value)
         if stored and self._computed_here(value):  # channel alignment: padded channels
             shape = (*shape[:-1], stored)
-        buffer_type = memref(shape, element, DDR)
+        buffer_type = memref(shape, element, StringAttr(record.memory))
         op: Operation
         if self._computed_here(value) or index in self.concat_roots:
             op = tile.AllocOp.create(properties={"offset": offset}, result_types=[buffer_type])
@@ -507,7 +531,8 @@ class FunctionLowering:
         assert element is not None
         staged = self._insert(
             tile.ToBufferOp.create(
-                operands=[value], result_types=[memref(storage.shape, element, DDR)]
+                operands=[value],
+                result_types=[memref(storage.shape, element, space_attr(storage.buffer))],
             )
         ).results[0]
         self.copy_box(
@@ -575,14 +600,16 @@ class FunctionLowering:
         ):
             offset = self.values[index].offset
         else:
-            alignment = self.target.dma.burst_bytes
+            alignment = self.target.weights_memory.alignment_bytes
             offset = self.weights_end
             self.weights_end += -(-size // alignment) * alignment
         return self._insert(
             tile.ToBufferOp.create(
                 operands=[constant.results[0]],
                 properties={"offset": IntegerAttr(offset, i64)},
-                result_types=[memref(array.shape, element, DDR)],
+                result_types=[
+                    memref(array.shape, element, StringAttr(self.target.placement.weights))
+                ],
             )
         ).results[0]
 

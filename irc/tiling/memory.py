@@ -1,9 +1,12 @@
-"""DDR planning: a buffer for every tensor of a function, placed by live range.
+"""Memory planning: a buffer for every tensor of a function, placed by live range in
+the target's system memories.
 
-Bufferization turns each tensor value into a DDR buffer; this module decides where
-the buffers live:
+Bufferization turns each tensor value into a buffer in a system memory (DDR, DRAM,
+system SRAM, flash: the target's `[placement]` says which, irc/targets); this module
+decides where the buffers live:
 
-- **Weights** (constants) go to a read-only region, packed in program order.
+- **Weights** (constants) go to a read-only region at the start of the weights'
+  memory, packed in program order.
 - **Accumulators** take no memory: the int32 result of a MAC layer (a `qnn` conv,
   gemm or matmul) that only its `qnn.requantize` reads stays in SRAM, tile by tile.
 - **Views** take no memory: the result of a view (a reshape, flatten, squeeze,
@@ -26,9 +29,13 @@ Which ops are views, concats, elementwise or MAC layers is the backend table's t
 Buffers that are never live at the same time share memory: groups of values (a
 buffer and its views, slices and in-place successors) are placed largest first, each
 at the lowest aligned offset where it overlaps no placed group whose live range
-overlaps its own (greedy by size, as TFLite's arena planner). The report gives the
-arena's size against the naive sum of all buffers and the largest number of bytes
-live at once (a lower bound for any placement).
+overlaps its own (greedy by size, as TFLite's arena planner), in the first of the
+activations' memories (in the placement's order of preference) where that offset
+leaves it inside the memory: a fast memory holds the largest tensors it has room
+for, the next memory the others. Each memory has its own arena (after the weights in
+the weights' memory). The report gives each arena's size against the naive sum of
+all buffers and the largest number of bytes live at once (a lower bound for any
+placement).
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -46,6 +53,9 @@ from xdsl.traits import ConstantLike
 
 from irc.dialects.quant import quantized_element
 from irc.tiling.planner import element_bytes, stored_channels
+
+if TYPE_CHECKING:
+    from irc.targets import Memory, Target
 
 Role = Literal["own", "view", "slice", "in-place", "weight", "argument", "fused"]
 
@@ -66,17 +76,78 @@ class Value:
     offset_in_parent: int = 0
     """Bytes from the parent's start to this value's first element."""
     offset: int = -1
-    """Its first element's DDR offset (in the arena, or in the weights region)."""
+    """Its first element's offset: in its memory's arena, or in the weights region."""
+    memory: str = ""
+    """The memory it lives in ("" for an accumulator held in SRAM)."""
+
+
+@dataclass(frozen=True)
+class Home:
+    """A system memory that holds tensors: its name, capacity and alignment."""
+
+    name: str
+    capacity: int
+    alignment: int
+
+
+@dataclass(frozen=True)
+class Homes:
+    """Where a function's tensors may live: the weights' memory, and the activations'
+    memories in order of preference."""
+
+    weights: Home
+    activations: tuple[Home, ...]
+
+    @classmethod
+    def of(cls, target: Target) -> Homes:
+        """The homes of the target's placement."""
+
+        def home(memory: Memory) -> Home:
+            return Home(memory.name, memory.size_bytes, memory.alignment_bytes)
+
+        return cls(home(target.weights_memory), tuple(map(home, target.activation_memories)))
+
+    @classmethod
+    def single(cls, name: str, alignment: int, capacity: int = 1 << 62) -> Homes:
+        """Weights and activations in one memory (tests, reports without a target)."""
+        home = Home(name, capacity, alignment)
+        return cls(home, (home,))
+
+
+class PlacementError(Exception):
+    """The tensors do not fit in the memories the placement gives them."""
 
 
 @dataclass
 class MemoryPlan:
-    """Where every value of a function lives in DDR."""
+    """Where every value of a function lives."""
 
-    alignment: int
+    homes: Homes
     values: list[Value] = field(default_factory=list)
-    arena_bytes: int = 0
+    arenas: dict[str, int] = field(default_factory=dict)
+    """Bytes of each activation memory's arena (from its base)."""
     weights_bytes: int = 0
+
+    @property
+    def alignment(self) -> int:
+        """The alignment of the first activations' memory (the report's)."""
+        return self.homes.activations[0].alignment
+
+    @property
+    def arena_bytes(self) -> int:
+        """The bytes of every arena together."""
+        return sum(self.arenas.values())
+
+    def base(self, memory: str) -> int:
+        """Where the arena starts in `memory`: after the weights in theirs."""
+        if memory == self.homes.weights.name:
+            return _align(self.weights_bytes, self.home(memory).alignment)
+        return 0
+
+    def home(self, memory: str) -> Home:
+        """The home named `memory`."""
+        homes = (*self.homes.activations, self.homes.weights)
+        return next(home for home in homes if home.name == memory)
 
     @property
     def naive_bytes(self) -> int:
@@ -102,6 +173,8 @@ class MemoryPlan:
         data = {
             "alignment": self.alignment,
             "arena_bytes": self.arena_bytes,
+            "arenas": self.arenas,
+            "weights_memory": self.homes.weights.name,
             "naive_bytes": self.naive_bytes,
             "peak_live_bytes": self.peak_live_bytes,
             "weights_bytes": self.weights_bytes,
@@ -110,6 +183,7 @@ class MemoryPlan:
                     "name": value.name,
                     "size": value.size,
                     "offset": value.offset,
+                    "memory": value.memory,
                     "role": value.role,
                     "live": [value.defined, value.last_use],
                     **({"in": self.values[value.parent].name} if value.parent is not None else {}),
@@ -120,18 +194,20 @@ class MemoryPlan:
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     def to_text(self) -> str:
+        arenas = ", ".join(f"{name} {size}" for name, size in self.arenas.items())
         lines = [
-            f"DDR: arena {self.arena_bytes} bytes (naive {self.naive_bytes}, at least "
-            f"{self.peak_live_bytes} live at once), weights {self.weights_bytes} bytes, "
-            f"alignment {self.alignment}",
-            f"{'value':<32} {'role':<9} {'offset':>10} {'size':>10} {'live':>12}  in",
+            f"arena {self.arena_bytes} bytes ({arenas}; naive {self.naive_bytes}, at least "
+            f"{self.peak_live_bytes} live at once), weights {self.weights_bytes} bytes in "
+            f"{self.homes.weights.name}, alignment {self.alignment}",
+            f"{'value':<32} {'role':<9} {'memory':<12} {'offset':>10} {'size':>10} "
+            f"{'live':>12}  in",
         ]
         for value in self.values:
             parent = self.values[value.parent].name if value.parent is not None else ""
             live = f"{value.defined}..{value.last_use}"
             lines.append(
-                f"{value.name[:32]:<32} {value.role:<9} {value.offset:>10} {value.size:>10} "
-                f"{live:>12}  {parent}"
+                f"{value.name[:32]:<32} {value.role:<9} {value.memory[:12]:<12} "
+                f"{value.offset:>10} {value.size:>10} {live:>12}  {parent}"
             )
         return "\n".join(lines) + "\n"
 
@@ -163,36 +239,54 @@ def _groups(values: Sequence[Value]) -> dict[int, tuple[int, int]]:
     return ranges
 
 
-def place(values: list[Value], alignment: int) -> MemoryPlan:
+def place(values: list[Value], homes: Homes) -> MemoryPlan:
     """Place every value (the roles and parents already decided): weights packed in
-    program order, activation groups greedily by size. Returns the plan."""
-    plan = MemoryPlan(alignment, values)
+    program order, activation groups greedily by size, each in the first activations'
+    memory with room for it. Returns the plan; a `PlacementError` when the weights or
+    an activation do not fit in any memory the placement allows."""
+    plan = MemoryPlan(homes, values)
+    weights = homes.weights
     cursor = 0
     for value in values:
         if value.role == "weight":
-            value.offset = cursor
-            cursor += _align(value.size, alignment)
+            value.offset, value.memory = cursor, weights.name
+            cursor += _align(value.size, weights.alignment)
     plan.weights_bytes = cursor
+    if cursor > weights.capacity:
+        raise PlacementError(
+            f"the weights need {cursor} bytes; {weights.name} holds {weights.capacity}"
+        )
+    plan.arenas = {home.name: 0 for home in homes.activations}
 
     groups = _groups(values)
     order = sorted(groups, key=lambda root: (-values[root].size, groups[root][0], root))
-    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    placed: dict[str, list[tuple[int, int, int, int]]] = {}  # offset, end, first, last
     for root in order:
         first, last = groups[root]
-        size = _align(values[root].size, alignment)
-        busy = sorted(
-            (start, end)
-            for start, end, begin, finish in placed
-            if begin <= last and first <= finish
-        )
-        offset = _lowest_gap(busy, size, alignment)
-        values[root].offset = offset
-        placed.append((offset, offset + size, first, last))
-        plan.arena_bytes = max(plan.arena_bytes, offset + size)
+        for home in homes.activations:
+            size = _align(values[root].size, home.alignment)
+            busy = sorted(
+                (start, end)
+                for start, end, begin, finish in placed.get(home.name, [])
+                if begin <= last and first <= finish
+            )
+            offset = _lowest_gap(busy, size, home.alignment)
+            if plan.base(home.name) + offset + size <= home.capacity:
+                break
+        else:
+            raise PlacementError(
+                f"{values[root].name} ({values[root].size} bytes) does not fit in "
+                + " or ".join(home.name for home in homes.activations)
+                + " beside the tensors live with it"
+            )
+        values[root].offset, values[root].memory = offset, home.name
+        placed.setdefault(home.name, []).append((offset, offset + size, first, last))
+        plan.arenas[home.name] = max(plan.arenas[home.name], offset + size)
     for index, value in enumerate(values):
         if value.role not in ("weight", "fused") and value.parent is not None:
             root, inside = _root(values, index)
             value.offset = values[root].offset + inside
+            value.memory = values[root].memory
     return plan
 
 
@@ -216,12 +310,15 @@ def check_plan(plan: MemoryPlan) -> list[str]:
     groups = _groups(values)
     roots = list(groups)
     for root in roots:
-        if values[root].offset % plan.alignment:
+        home = plan.home(values[root].memory)
+        if values[root].offset % home.alignment:
             problems.append(f"{values[root].name} is not aligned")
+        if plan.base(home.name) + values[root].offset + values[root].size > home.capacity:
+            problems.append(f"{values[root].name} is outside {home.name}")
     for i, a in enumerate(roots):
         for b in roots[i + 1 :]:
             (fa, la), (fb, lb) = groups[a], groups[b]
-            if la < fb or lb < fa:
+            if la < fb or lb < fa or values[a].memory != values[b].memory:
                 continue
             sa, sb = values[a].offset, values[b].offset
             if sa < sb + values[b].size and sb < sa + values[a].size:
@@ -408,7 +505,7 @@ def _in_place(
 
 def plan_function(
     function: FuncOp,
-    alignment: int,
+    homes: Homes,
     kinds: OpKinds,
     *,
     zero_copy: bool = True,
@@ -416,4 +513,4 @@ def plan_function(
 ) -> tuple[MemoryPlan, dict[SSAValue, int]]:
     """Bufferize and place `function`'s values (see the module docstring)."""
     values, index_of = function_values(function, kinds, zero_copy=zero_copy, in_place=in_place)
-    return place(values, alignment), index_of
+    return place(values, homes), index_of

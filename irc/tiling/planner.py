@@ -132,6 +132,11 @@ class Layer:
     """A transposed conv's strides: the layer is the stride-1 conv (flipped kernel,
     `pads` of `dilation * (kernel - 1) - pad`) over its input with `factor - 1` zero
     points inserted between pixels; `in_h` and `in_w` stay the stored input's."""
+    in_memory: str = ""
+    """The system memory its input lives in ("": the last of the placement's memories
+    of activations, the slowest a tensor may end up in)."""
+    out_memory: str = ""
+    """The system memory its output lives in ("": as `in_memory`)."""
 
     @property
     def vector_reads(self) -> int:
@@ -443,6 +448,43 @@ class _Cost:
     store: int = 0
     read: int = 0
     written: int = 0
+    ports: dict[str, int] = field(default_factory=dict)
+    """The DMA cycles each port carries (loads and stores through its memories)."""
+
+    def carry(self, port: str, cycles: int) -> None:
+        self.ports[port] = self.ports.get(port, 0) + cycles
+
+    @property
+    def transfers(self) -> int:
+        """The DMA's time when it overlaps compute: the loads (one queue), the stores
+        (another), or the busiest port, whichever is longest."""
+        return max(self.load, self.store, *self.ports.values())
+
+
+@dataclass(frozen=True)
+class _Memory:
+    """A system memory as the model sees it: bytes per cycle each way, burst,
+    latencies and port."""
+
+    read_rate: float
+    write_rate: float
+    burst: int
+    read_latency: int
+    write_latency: int
+    port: str
+
+    @classmethod
+    def of(cls, target: Target, name: str) -> _Memory:
+        memory = target.memories[name or target.placement.activations[-1]]
+        clock = target.mac_array.clock_hz
+        return cls(
+            memory.read_bytes_per_cycle(clock),
+            memory.write_bytes_per_cycle(clock),
+            memory.burst_bytes,
+            memory.read_latency_cycles,
+            memory.write_latency_cycles,
+            memory.port,
+        )
 
 
 class _Model:
@@ -451,11 +493,10 @@ class _Model:
     def __init__(self, layer: Layer, target: Target) -> None:
         self.layer = layer
         self.target = target
-        clock = target.mac_array.clock_hz
-        self.bytes_per_cycle = target.ddr.bandwidth_bytes_per_second / clock
-        self.burst = target.dma.burst_bytes
-        self.latency = target.ddr.latency_cycles
-        self.alignment = target.sram.alignment_bytes
+        self.input_memory = _Memory.of(target, layer.in_memory)
+        self.output_memory = _Memory.of(target, layer.out_memory or layer.in_memory)
+        self.weight_memory = _Memory.of(target, target.placement.weights)
+        self.alignment = target.scratch.alignment_bytes
         in_h, in_w = layer.upsampled
         self.padded_h = in_h + layer.pads[0] + layer.pads[2]
         self.padded_w = in_w + layer.pads[1] + layer.pads[3]
@@ -534,18 +575,27 @@ class _Model:
     # ---- DMA --------------------------------------------------------------------------
 
     def dma_cycles(
-        self, runs: int, run_bytes: int, descriptors: int, step_bytes: int = 0
+        self,
+        memory: _Memory,
+        read: bool,
+        runs: int,
+        run_bytes: int,
+        descriptors: int,
+        step_bytes: int = 0,
     ) -> tuple[int, int]:
-        """(cycles, bytes moved) of `runs` contiguous runs, whole bursts each; runs that
-        start at multiples of `step_bytes` (0: burst-aligned) touch a burst more when
-        they straddle a burst boundary."""
+        """(cycles, bytes moved) of `runs` contiguous runs read from (or written to)
+        `memory`, whole bursts each; runs that start at multiples of `step_bytes` (0:
+        burst-aligned) touch a burst more when they straddle a burst boundary."""
+        burst = memory.burst
         if not run_bytes:
             moved = 0
-        elif not step_bytes or step_bytes % self.burst == 0:
-            moved = runs * _align(run_bytes, self.burst)
+        elif not step_bytes or step_bytes % burst == 0:
+            moved = runs * _align(run_bytes, burst)
         else:
-            moved = round(runs * mean_bursts(run_bytes, step_bytes, self.burst) * self.burst)
-        cycles = descriptors * self.latency + math.ceil(moved / self.bytes_per_cycle)
+            moved = round(runs * mean_bursts(run_bytes, step_bytes, burst) * burst)
+        latency = memory.read_latency if read else memory.write_latency
+        rate = memory.read_rate if read else memory.write_rate
+        cycles = descriptors * latency + math.ceil(moved / rate)
         return cycles, moved
 
     @_remembered
@@ -568,7 +618,9 @@ class _Model:
         else:
             shape, box = (stored, layer.in_h, layer.in_w), (channels, box_h, box_w)
         runs, run, step = _box_runs(shape, box)
-        cycles, moved = self.dma_cycles(runs, run * layer.in_bytes, 1, step * layer.in_bytes)
+        cycles, moved = self.dma_cycles(
+            self.input_memory, True, runs, run * layer.in_bytes, 1, step * layer.in_bytes
+        )
         return cycles * layer.inputs, moved * layer.inputs
 
     @_remembered
@@ -580,7 +632,9 @@ class _Model:
         else:
             shape, box = (stored, layer.out_h, layer.out_w), (channels, rows, columns)
         runs, run, step = _box_runs(shape, box)
-        return self.dma_cycles(runs, run * layer.out_bytes, 1, step * layer.out_bytes)
+        return self.dma_cycles(
+            self.output_memory, False, runs, run * layer.out_bytes, 1, step * layer.out_bytes
+        )
 
     @_remembered
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
@@ -590,7 +644,7 @@ class _Model:
         size = elements * layer.weight_bytes + channels * (
             layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
         )
-        return self.dma_cycles(1, size, 1)
+        return self.dma_cycles(self.weight_memory, True, 1, size, 1)
 
     # ---- compute ----------------------------------------------------------------------
 
@@ -603,12 +657,9 @@ class _Model:
             lanes = self.target.vector_unit.lanes
             per_pixel = math.ceil(channels / lanes) * layer.vector_reads
             return pixels * per_pixel * self.target.data_types.activation_cycles(layer.sixteen)
-        if layer.kind == "depthwise":
-            passes = math.ceil(channels / array.columns) * math.ceil(taps / array.rows)
-        else:
-            passes = math.ceil(channels / array.columns) * math.ceil(depth / array.rows) * taps
-        passes *= self.target.data_types.activation_cycles(layer.sixteen)
-        return pixels * passes + array.rows + array.columns
+        passes = self.target.data_types.activation_cycles(layer.sixteen)
+        depthwise = layer.kind == "depthwise"
+        return array.cycles(1, rows, columns, channels, depth, taps, depthwise, passes)
 
     # ---- a whole plan -----------------------------------------------------------------
 
@@ -633,14 +684,17 @@ class _Model:
             # gemm); else at every step.
             in_count = count / channel_tiles if order == "input" and shared_input else count
             total.load += round(in_count * in_cycles)
+            total.carry(self.input_memory.port, round(in_count * in_cycles))
             total.read += round(in_count * in_bytes)
             if layer.has_weights:
                 w_cycles, w_bytes = self.weight_dma(ch, k)
                 w_count = count / spatial_tiles if order == "weights" and not split else count
                 total.load += round(w_count * w_cycles)
+                total.carry(self.weight_memory.port, round(w_count * w_cycles))
                 total.read += round(w_count * w_bytes)
             out_cycles, out_bytes = self.output_dma(h, w, ch)
             total.store += (count // kc) * out_cycles
+            total.carry(self.output_memory.port, (count // kc) * out_cycles)
             total.written += (count // kc) * out_bytes
         return total
 
@@ -730,14 +784,29 @@ class _Model:
             layer.out_w, layer.kernel[1], layer.strides[1], layer.dilations[1],
             layer.pads[1], layer.in_w, layer.upsample[1],
         )  # fmt: skip
-        compulsory = (
-            layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes
-            + layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes
+        # The compulsory traffic through each port: the input read once, the output
+        # written once, the weights read once.
+        ports: dict[str, float] = {}
+
+        def carry(memory: _Memory, size: int, read: bool) -> None:
+            rate = memory.read_rate if read else memory.write_rate
+            ports[memory.port] = ports.get(memory.port, 0.0) + size / rate
+
+        carry(
+            self.input_memory,
+            layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes,
+            True,
+        )
+        carry(
+            self.output_memory,
+            layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes,
+            False,
         )
         if layer.has_weights:
             taps = layer.kernel[0] * layer.kernel[1]
-            compulsory += layer.out_c * taps * layer.depth_per_group * layer.weight_bytes
-        return max(compute, math.ceil(compulsory / self.bytes_per_cycle))
+            size = layer.out_c * taps * layer.depth_per_group * layer.weight_bytes
+            carry(self.weight_memory, size, True)
+        return max(compute, math.ceil(max(ports.values())))
 
     def plan(self, tile: Tile, double: bool) -> Plan:
         layer = self.layer
@@ -749,11 +818,11 @@ class _Model:
         for order in orders:
             cost = self.cost(tile, order)
             if double:
-                # Loads and stores share the DDR's bandwidth: together they overlap
-                # compute, but not each other.
+                # Loads and stores overlap compute; they take turns on a port they
+                # share (all of them, when one memory holds everything).
                 first, last = self.first_and_last(tile)
-                cycles = max(cost.compute, cost.load + cost.store) + first + last
-                if cost.compute >= cost.load + cost.store:
+                cycles = max(cost.compute, cost.transfers) + first + last
+                if cost.compute >= cost.transfers:
                     cycles += self.store_backlog(tile)
             else:
                 cycles = cost.compute + cost.load + cost.store
@@ -879,7 +948,7 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
 @lru_cache(maxsize=4096)
 def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
     model = _Model(layer, target)
-    capacity = target.sram.size_bytes
+    capacity = target.scratch.size_bytes
     if forced is not None:
         tile = _clamp(forced, layer, model.full_depth)
         for double in (True, False):
@@ -946,10 +1015,10 @@ def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
     groups = [["input"], ["weights"], ["output"], ["parameters", "accumulator"]]
     groups = [[name for name in group if name in sizes] for group in groups]
     groups = [group for group in groups if group]
-    bank = target.sram.bank_bytes
+    bank = target.scratch.bank_bytes
     fits = (
-        bank % target.sram.alignment_bytes == 0
-        and len(groups) <= target.sram.banks
+        bank % target.scratch.alignment_bytes == 0
+        and len(groups) <= target.scratch.banks
         and all(sum(sizes[name][0] * sizes[name][1] for name in group) <= bank for group in groups)
     )
     offsets: dict[str, tuple[int, ...]] = {}

@@ -60,7 +60,9 @@ class LowerToNpuPass(ModulePass):
                 Diagnostic(
                     f"lower-to-npu: {commands} commands, {stats.signals} signals, "
                     f"{stats.waits} waits, {stats.host_calls} host calls, "
-                    f"{stats.ddr_bytes} bytes of DDR",
+                    + ", ".join(
+                        f"{size} bytes of {memory}" for memory, size in stats.memory_bytes.items()
+                    ),
                     Location.of(function),
                     Severity.REMARK,
                 )

@@ -10,24 +10,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from irc import backend
-from irc.diagnostics import Diagnostic, Location, Severity, emit
+from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.fileio import write_report
 from irc.passes import option
-from irc.tiling.memory import MemoryPlan, plan_function
+from irc.tiling.memory import Homes, MemoryPlan, PlacementError, plan_function
 
 OFFSETS_ATTR = "irc.ddr"
-"""On an op: the DDR offset of each tensor result (-1: no buffer, an SRAM accumulator)."""
+"""On an op: the offset of each tensor result in its memory's arena (or the weights
+region) (-1: no buffer, an SRAM accumulator)."""
+
+MEMORIES_ATTR = "irc.memories"
+"""On an op, when the target has more than one memory for activations: the memory of
+each tensor result ("" for an SRAM accumulator)."""
 
 
 def annotate(function: FuncOp, plan: MemoryPlan, index_of: dict) -> None:
     """Record the plan on the function's ops and on the function itself."""
     block = function.body.blocks.first
     assert block is not None
+    several = len(plan.homes.activations) > 1
     for op in block.ops:
         offsets = [
             plan.values[index_of[result]].offset if result in index_of else -1
@@ -35,6 +41,15 @@ def annotate(function: FuncOp, plan: MemoryPlan, index_of: dict) -> None:
         ]
         if offsets and any(result in index_of for result in op.results):
             op.attributes[OFFSETS_ATTR] = DenseArrayBase.from_list(i64, offsets)
+            if several:
+                op.attributes[MEMORIES_ATTR] = ArrayAttr(
+                    [
+                        StringAttr(
+                            plan.values[index_of[result]].memory if result in index_of else ""
+                        )
+                        for result in op.results
+                    ]
+                )
     arguments = [
         plan.values[index_of[argument]].offset if argument in index_of else -1
         for argument in block.args
@@ -46,18 +61,21 @@ def annotate(function: FuncOp, plan: MemoryPlan, index_of: dict) -> None:
 
 @dataclass(frozen=True)
 class PlanDDRPass(ModulePass):
-    """Bufferize each function and place its tensors in DDR by live range.
+    """Bufferize each function and place its tensors in the target's memories by live
+    range.
 
-    Weights go to a read-only region; a reshape, flatten, squeeze, unsqueeze,
+    Weights go to a read-only region of their memory; a reshape, flatten, squeeze, unsqueeze,
     identity or part.transfer is a view of its input's buffer (zero-copy); the inputs of a concat that
     only the concat reads are written into their slices of its buffer (zero-copy
     concat); an elementwise op writes over an input that dies there (in place); the
     int32 accumulator of a qnn conv or gemm that only its requantize reads stays in
     SRAM. Other tensors get buffers, placed largest first at the lowest offset free
-    during their live range, aligned to the target's DMA burst. Each op gets
-    `irc.ddr = array<i64: offset per result>`, each function `irc.ddr_arguments`,
-    `irc.ddr_arena` (bytes) and `irc.ddr_weights`; a remark gives the arena against
-    the naive sum, and `report=FILE` writes every buffer (JSON for `.json`).
+    during their live range, aligned to their memory's alignment, in the first of the
+    placement's activation memories with room for them. Each op gets `irc.ddr =
+    array<i64: offset per result>` (and `irc.memories`, the memory of each, when the
+    target has several for activations), each function `irc.ddr_arguments`,
+    `irc.ddr_arena` (bytes, all arenas) and `irc.ddr_weights`; a remark gives the arena
+    against the naive sum, and `report=FILE` writes every buffer (JSON for `.json`).
 
     ```mlir
     %r = nn.relu %y : tensor<1x8x8x16xi8>     // in place of %y, which dies here
@@ -79,26 +97,38 @@ class PlanDDRPass(ModulePass):
         from irc.targets import require_target
 
         target = require_target(self.name, self.target or None)
-        alignment = target.dma.burst_bytes
+        homes = Homes.of(target)
         texts, jsons = [], []
         for function in [o for o in op.ops if isinstance(o, FuncOp)]:
             if function.body.blocks.first is None:
                 continue
-            plan, index_of = plan_function(
-                function,
-                alignment,
-                backend.TileRules(target),
-                zero_copy=self.zero_copy,
-                in_place=self.in_place,
-            )
+            try:
+                plan, index_of = plan_function(
+                    function,
+                    homes,
+                    backend.TileRules(target),
+                    zero_copy=self.zero_copy,
+                    in_place=self.in_place,
+                )
+            except PlacementError as problem:
+                raise error(
+                    f"plan-ddr: {problem}",
+                    function,
+                    hint=f"a target with more memory than {target.name}'s",
+                ) from None
             annotate(function, plan, index_of)
             texts.append(f"@{function.sym_name.data}: {plan.to_text()}")
             jsons.append(f'"{function.sym_name.data}": {plan.to_json().rstrip()}')
+            arenas = (
+                "; " + ", ".join(f"{name} {size}" for name, size in plan.arenas.items())
+                if len(plan.arenas) > 1
+                else ""
+            )
             emit(
                 Diagnostic(
                     f"plan-ddr: arena {plan.arena_bytes} bytes (naive {plan.naive_bytes}, "
                     f"at least {plan.peak_live_bytes} live at once), weights "
-                    f"{plan.weights_bytes} bytes",
+                    f"{plan.weights_bytes} bytes{arenas}",
                     Location.of(function),
                     Severity.REMARK,
                 )
@@ -108,6 +138,6 @@ class PlanDDRPass(ModulePass):
                 self.report,
                 lambda: "{\n" + ",\n".join(jsons) + "\n}\n",
                 lambda: "".join(texts),
-                "DDR report",
+                "memory report",
                 "plan-ddr{report=PATH}",
             )

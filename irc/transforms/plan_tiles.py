@@ -211,7 +211,7 @@ def plan_module(
     from irc.targets import Target
 
     assert isinstance(target, Target)
-    report = TilingReport(target.name, target.sram.size_bytes)
+    report = TilingReport(target.name, target.scratch.size_bytes)
     failures: list[Diagnostic] = []
     plans: dict[Operation, Plan] = {}
     names: dict[Operation, str] = {}

@@ -456,16 +456,16 @@ def zipped(members: dict[str, bytes]) -> bytes:
 
 
 TARGET_EDITS: dict[str, tuple[tuple[str, str], ...]] = {
-    "missing-section.toml": (("[sram]\nsize_kib = 512\nbanks = 4\nalignment_bytes = 64\n", ""),),
+    "missing-section.toml": (('[placement]\nweights = "ddr"\nactivations = ["ddr"]\n', ""),),
     "negative-sram.toml": (("size_kib = 512", "size_kib = -64"),),
     "zero-clock.toml": (("clock_mhz = 500", "clock_mhz = 0"),),
     "non-numeric.toml": (("columns = 16", 'columns = "sixteen"'),),
     "unknown-key.toml": (("banks = 4", "banks = 4\nbankz = 4"),),
-    "bad-toml.toml": (("[dma]", "[dma"),),
+    "bad-toml.toml": (("[placement]", "[placement"),),
     # Numbers outside what real hardware has (helper: numerics).
     "vanishing-clock.toml": (("clock_mhz = 500", "clock_mhz = 1e-300"),),
     "nan-clock.toml": (("clock_mhz = 500", "clock_mhz = nan"),),
-    "vanishing-ddr.toml": (("bandwidth_gb_per_s = 1.0", "bandwidth_gb_per_s = 1e-300"),),
+    "vanishing-ddr.toml": (("read_bandwidth_gb_per_s = 1.0", "read_bandwidth_gb_per_s = 1e-300"),),
     "vanishing-host.toml": (("gmacs_per_s = 2.0", "gmacs_per_s = 1e-300"),),
     "infinite-host-bandwidth.toml": (("bandwidth_gb_per_s = 2.0", "bandwidth_gb_per_s = inf"),),
     "tebibyte-sram.toml": (("size_kib = 512", "size_kib = 1073741824"),),

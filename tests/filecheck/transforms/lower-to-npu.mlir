@@ -18,7 +18,7 @@
 //   store also waited for) to have read its input, and the second conv waits for the
 //   load and for the first store to have read its output.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_bytes = 384 : i64, npu.sram_bytes = 395648 : i64, npu.sram_alignment = 64 : i64, npu.target = "{{.*}}npu-demo-all-ops.toml"
+// CHECK-SAME:    npu.ddr_bytes = 2432 : i64, npu.weights_memory = "ddr", npu.weights_bytes = 384 : i64, npu.sram_bytes = 395648 : i64, npu.sram_alignment = 64 : i64, npu.target = "{{.*}}npu-demo-all-ops.toml"
 // CHECK:         %[[X:.*]] = npu.view ddr[384] : memref<1x8x8x16xi8, "ddr">
 // CHECK-NEXT:    npu.place %x into %[[X]]
 // CHECK-NEXT:    %[[W:.*]] = npu.view ddr[0] : memref<16x1x1x16xi8, "ddr">
@@ -58,7 +58,7 @@
 // SINGLE-NEXT:    npu.conv %[[BOX]], %{{.*}}, %{{.*}} requantize %{{.*}} into %[[OUT]] {
 // expected-remark @+3 {{plan-tiles: 1 layers}}
 // expected-remark @+2 {{lower-to-tile: 1 layers tiled (qnn.conv x1), 1 loop bodies}}
-// expected-remark @+1 {{lower-to-npu: 8 commands, 4 signals, 4 waits, 0 host calls, 2432 bytes of DDR}}
+// expected-remark @+1 {{lower-to-npu: 8 commands, 4 signals, 4 waits, 0 host calls, 2432 bytes of ddr}}
 func.func @main(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.2:2>> {
   %w = qnn.constant dense<1> : tensor<16x1x1x16xi8> to tensor<16x1x1x16x!quant.uniform<i8<-127:127>:f32, 0.01>>
   %acc = qnn.conv %x, %w {layout = "nhwc", irc.tile_sizes = array<i64: 4, 8, 16, 16>} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>, tensor<16x1x1x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x8x8x16xi32>
@@ -117,7 +117,7 @@ func.func @main(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1
 // CHECK:         npu.end
 // expected-remark @+3 {{plan-tiles: 1 layers}}
 // expected-remark @+2 {{lower-to-tile: 1 layers tiled (qnn.conv x1), 1 loop bodies}}
-// expected-remark @+1 {{lower-to-npu: 12 commands, 7 signals, 8 waits, 0 host calls, 3968 bytes of DDR}}
+// expected-remark @+1 {{lower-to-npu: 12 commands, 7 signals, 8 waits, 0 host calls, 3968 bytes of ddr}}
 func.func @streamed(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x8x8x32x!quant.uniform<i8:f32, 0.2:2>> {
   %w = qnn.constant dense<1> : tensor<32x1x1x16xi8> to tensor<32x1x1x16x!quant.uniform<i8<-127:127>:f32, 0.01>>
   %b = qnn.constant dense<5> : tensor<32xi32> to tensor<32x!quant.uniform<i32:f32, 0.001>>

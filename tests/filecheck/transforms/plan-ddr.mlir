@@ -1,5 +1,6 @@
 // RUN: irc-opt %s --target=%S/Inputs/npu-demo-all-ops.toml -p plan-ddr --verify-diagnostics | FileCheck %s
 // RUN: irc-opt %s --target=%S/Inputs/npu-demo-all-ops.toml -p 'plan-ddr{zero-copy=false in-place=false}' | FileCheck %s --check-prefix=NAIVE
+// RUN: irc-opt %s --target=%S/Inputs/hierarchy.toml -p plan-ddr 2>&1 | FileCheck %s --check-prefix=HIER
 
 // `plan-ddr` on a small int8 function (npu-demo: buffers aligned to its 64-byte DMA
 // burst). Two 1x1 convs read %x (1 KiB); both results are written straight into
@@ -26,6 +27,16 @@
 // together: 4,096 bytes.
 // NAIVE-LABEL: func.func @main
 // NAIVE-SAME:    irc.ddr_arena = 4096 : i64
+
+// On a memory hierarchy (Inputs/hierarchy.toml: weights in flash, activations in 2 KiB
+// of system SRAM, then DRAM), the concat's buffer (the largest) takes the whole system
+// SRAM; %x, live with it, goes to DRAM; the weights are in flash. Each op says the
+// memory of each result (`irc.memories`; "" for an accumulator held in SRAM).
+// HIER:       remark: plan-ddr: arena 3072 bytes (naive 8192, at least 3072 live at once), weights 512 bytes; system_sram 2048, dram 1024
+// HIER-LABEL: func.func @main
+// HIER:         %w1 = qnn.constant {{.*}} {irc.ddr = array<i64: 0>, irc.memories = ["flash"]}
+// HIER:         %a1 = qnn.conv %x, %w1 {layout = "nhwc", irc.ddr = array<i64: -1>, irc.memories = [""]}
+// HIER:         %cat = qnn.concat %c1, %y2 {axis = 3, irc.ddr = array<i64: 0>, irc.memories = ["system_sram"]}
 
 // expected-remark @+1 {{plan-ddr: arena 3072 bytes (naive 8192, at least 3072 live at once), weights 512 bytes}}
 func.func @main(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x2048x!quant.uniform<i8:f32, 0.1>> {

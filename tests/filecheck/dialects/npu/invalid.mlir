@@ -100,7 +100,7 @@ func.func @view_element_type() attributes {npu.sram_bytes = 4096} {
 
 func.func @place_sram(%t: tensor<4xi8>) attributes {npu.sram_bytes = 4096} {
   %v = npu.view sram[0] : memref<4xi8, "sram">
-  // expected-error @+1 {{the buffer must be in "ddr", got memref<4xi8, "sram">}}
+  // expected-error @+1 {{the buffer must be in a system memory (such as "ddr"), got memref<4xi8, "sram">}}
   npu.place %t into %v : tensor<4xi8>, memref<4xi8, "sram">
   func.return
 }
@@ -212,7 +212,7 @@ func.func @dma_nothing() {
 func.func @dma_sram_to_sram() attributes {npu.sram_bytes = 4096} {
   %a = npu.view sram[0] : memref<4xi8, "sram">
   %b = npu.view sram[64] : memref<4xi8, "sram">
-  // expected-error @+1 {{npu.dma moves data to or from DDR; both sides are in SRAM}}
+  // expected-error @+1 {{npu.dma moves data to or from a system memory; both sides are in SRAM}}
   npu.dma %a to %b : memref<4xi8, "sram">, memref<4xi8, "sram">
   func.return
 }
@@ -466,7 +466,7 @@ func.func @host_0(%a: tensor<4xi8>) -> tensor<4xi8> {
 func.func @host_call_sram() attributes {npu.ddr_bytes = 4096, npu.sram_bytes = 4096} {
   %a = npu.view ddr[0] : memref<4xi8, "ddr">
   %b = npu.view sram[0] : memref<4xi8, "sram">
-  // expected-error @+1 {{a host call reads and writes DDR only, got memref<4xi8, "sram">}}
+  // expected-error @+1 {{a host call reads and writes system memories only, got memref<4xi8, "sram">}}
   npu.host_call @host_0(%a) -> (%b) : (memref<4xi8, "ddr">) -> (memref<4xi8, "sram">)
   func.return
 }
@@ -692,8 +692,28 @@ func.func @stage_zero_point_without_requantize() attributes {npu.sram_bytes = 40
 func.func @dma_into_weights() attributes {npu.ddr_bytes = 4096, npu.weights_bytes = 1024, npu.sram_bytes = 4096} {
   %a = npu.view sram[0] : memref<64xi8, "sram">
   %b = npu.view ddr[512] : memref<64xi8, "ddr">
-  // expected-error @+1 {{npu.dma writes DDR address 512, inside the read-only weights region [0, 1024)}}
+  // expected-error @+1 {{npu.dma writes ddr address 512, inside the read-only weights region [0, 1024)}}
   npu.dma %a to %b : memref<64xi8, "sram">, memref<64xi8, "ddr">
+  func.return
+}
+
+// -----
+
+// The weights region is in the memory `npu.weights_memory` names: here flash, so a
+// store into flash below its end is a write into the weights.
+func.func @dma_into_weights_in_flash() attributes {npu.flash_bytes = 4096, npu.weights_memory = "flash", npu.weights_bytes = 1024, npu.sram_bytes = 4096} {
+  %a = npu.view sram[0] : memref<64xi8, "sram">
+  %b = npu.view flash[256] : memref<64xi8, "flash">
+  // expected-error @+1 {{npu.dma writes flash address 256, inside the read-only weights region [0, 1024)}}
+  npu.dma %a to %b : memref<64xi8, "sram">, memref<64xi8, "flash">
+  func.return
+}
+
+// -----
+
+func.func @view_outside_a_system_memory() attributes {npu.dram_bytes = 1024} {
+  // expected-error @+1 {{the view [1000, 1064) is outside the 1024 bytes of dram}}
+  %v = npu.view dram[1000] : memref<64xi8, "dram">
   func.return
 }
 

@@ -248,3 +248,26 @@ func.func @resize_and_sixteen_bit() attributes {npu.sram_bytes = 8192, npu.sram_
   npu.layer_norm %rows, %pairs, %rows {epsilon_term = 10240, multiplier = 2097152000, shift = 24} : memref<8x8xi16, "sram">, memref<8x2xi64, "sram">, memref<8x8xi16, "sram">
   func.return
 }
+
+// -----
+
+// A program on a memory hierarchy (Vela's Shared_Sram): the weights in flash, the
+// activations in system SRAM, tiles in the NPU's SRAM. A memory's name is the memory
+// space of its views; `npu.<memory>_bytes` gives each one's size.
+// CHECK-LABEL: func.func @memory_hierarchy
+// CHECK-SAME: npu.flash_bytes = 4096 : i64, npu.system_sram_bytes = 8192 : i64, npu.weights_memory = "flash", npu.weights_bytes = 1024 : i64
+func.func @memory_hierarchy(%x: tensor<64xi8>) -> tensor<64xi8> attributes {npu.flash_bytes = 4096, npu.system_sram_bytes = 8192, npu.weights_memory = "flash", npu.weights_bytes = 1024, npu.sram_bytes = 4096, npu.sram_alignment = 64} {
+  // CHECK: %w = npu.view flash[0] : memref<64xi8, "flash">
+  %w = npu.view flash[0] : memref<64xi8, "flash">
+  // CHECK: %a = npu.view system_sram[0] : memref<64xi8, "system_sram">
+  %a = npu.view system_sram[0] : memref<64xi8, "system_sram">
+  %ws = npu.view sram[0] : memref<64xi8, "sram">
+  %as = npu.view sram[64] : memref<64xi8, "sram">
+  npu.place %x into %a : tensor<64xi8>, memref<64xi8, "system_sram">
+  // CHECK: npu.dma %w to %ws : memref<64xi8, "flash">, memref<64xi8, "sram">
+  npu.dma %w to %ws : memref<64xi8, "flash">, memref<64xi8, "sram">
+  npu.dma %a to %as : memref<64xi8, "system_sram">, memref<64xi8, "sram">
+  npu.end
+  %y = npu.read %a : memref<64xi8, "system_sram"> to tensor<64xi8>
+  func.return %y : tensor<64xi8>
+}

@@ -5,15 +5,15 @@
 // ---- buffers ---------------------------------------------------------------------------
 
 func.func @alloc_space() {
-  // expected-error @+1 {{result #0 must be in memory space "ddr" or "sram", got "l2"}}
-  %a = tile.alloc : memref<4xi8, "l2">
+  // expected-error @+1 {{result #0 must be in a memory space: "sram" or a system memory's name such as "ddr", got "L2 cache"}}
+  %a = tile.alloc : memref<4xi8, "L2 cache">
   func.return
 }
 
 // -----
 
 func.func @alloc_no_space() {
-  // expected-error @+1 {{result #0 must be in memory space "ddr" or "sram"}}
+  // expected-error @+1 {{result #0 must be in a memory space: "sram" or a system memory's name such as "ddr", got none}}
   %a = tile.alloc : memref<4xi8>
   func.return
 }
@@ -53,7 +53,7 @@ func.func @to_buffer_storage(%t: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
 // -----
 
 func.func @to_buffer_sram(%t: tensor<4xi8>) {
-  // expected-error @+1 {{the buffer must be in "ddr", got memref<4xi8, "sram">}}
+  // expected-error @+1 {{the buffer must be in a system memory (such as "ddr"), got memref<4xi8, "sram">}}
   %b = tile.to_buffer %t : tensor<4xi8> to memref<4xi8, "sram">
   func.return
 }

@@ -9,7 +9,7 @@
 // CHECK:      loaded the command stream in {{[0-9.]+}} ms (hazard checks, timing)
 // CHECK-NEXT: 1024 cycles, 0.002 ms at 500 MHz on npu-demo; MAC utilisation 3.5%
 // CHECK-NEXT: busy: dma_in 684 (67%), dma_out 164 (16%), mac 176 (17%), vector 0 (0%), host 0 (0%)
-// CHECK-NEXT: DDR: 768 bytes read, 128 written; SRAM peak 1728 bytes; 5 commands
+// CHECK-NEXT: ddr: 768 bytes read, 128 written; SRAM peak 1728 bytes; 5 commands
 // CHECK-NEXT: layer start cycles mac vector dma_in dma_out host MAC util DDR read written SRAM
 // The commands are named by their lines in this file (no ONNX names here).
 // CHECK-NEXT: command-stream.mlir:{{[0-9]+}} 0 164 0 0 164

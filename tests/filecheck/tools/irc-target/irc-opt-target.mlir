@@ -20,7 +20,7 @@
 // FILE-NOT:  func.func
 
 // RUN: not irc-opt %s --target=%S/Inputs/syntax-error.toml 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: syntax-error.toml:26:5: error: invalid TOML: expected ']' at the end of a table declaration
+// SYNTAX: syntax-error.toml:42:11: error: invalid TOML: expected ']' at the end of a table declaration
 
 // RUN: not irc-opt %s --target=%S/Inputs/no-such-file.toml 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: no-such-file.toml: error: cannot read the target file: no such file

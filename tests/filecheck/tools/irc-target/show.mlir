@@ -4,21 +4,36 @@
 // RUN: irc-target show npu-demo | FileCheck %s
 // CHECK:      # npu-demo: irc's worked example: 256 int8 MACs at 500 MHz, DDR at 1 GB/s
 // CHECK-NEXT: # source: npu-demo
-// CHECK-NEXT: # 256 int8 MACs (16x16) at 500 MHz = 0.256 TOPS, 512 KiB SRAM, DDR 1 GB/s
+// CHECK-NEXT: # 256 int8 MACs (16x16) at 500 MHz = 0.256 TOPS, 512 KiB SRAM, ddr 1 GB/s
 // CHECK:      [mac_array]
 // CHECK-NEXT: rows = 16 {{ +}}# rows of int8 MACs
 // CHECK-NEXT: columns = 16
 // CHECK-NEXT: clock_mhz = 500 {{ +}}# the NPU clock, in MHz
 // CHECK-NEXT: # 256 MACs per cycle, 128 GMAC/s, 0.256 TOPS int8 peak (a MAC is two operations)
-// CHECK:      [sram]
+// CHECK:      [memories.sram]
 // CHECK-NEXT: size_kib = 512
 // CHECK-NEXT: banks = 4
 // CHECK-NEXT: alignment_bytes = 64
-// CHECK-NEXT: # 524288 bytes in 4 banks of 128 KiB
-// CHECK:      [ddr]
-// CHECK-NEXT: bandwidth_gb_per_s = 1
-// CHECK-NEXT: latency_cycles = 100
-// CHECK-NEXT: # bytes per NPU cycle: 2; latency 0.2 µs
+// CHECK-NEXT: read_bandwidth_gb_per_s = 128
+// CHECK:      port = "local"
+// CHECK-NEXT: # 4 banks of 128 KiB
+// CHECK-NEXT: # bytes per NPU cycle: 256 read, 256 written
+// CHECK:      [memories.ddr]
+// CHECK-NEXT: size_kib = 1048576
+// CHECK-NEXT: alignment_bytes = 64
+// CHECK-NEXT: read_bandwidth_gb_per_s = 1
+// CHECK-NEXT: write_bandwidth_gb_per_s = 1
+// CHECK-NEXT: read_latency_cycles = 100
+// CHECK-NEXT: write_latency_cycles = 100
+// CHECK-NEXT: burst_bytes = 64
+// CHECK-NEXT: max_reads = 8
+// CHECK-NEXT: max_writes = 8
+// CHECK-NEXT: port = "axi"
+// CHECK-NEXT: # bytes per NPU cycle: 2 read, 2 written
+// CHECK-NEXT: # read latency 0.2 µs
+// CHECK:      [placement]
+// CHECK-NEXT: weights = "ddr"
+// CHECK-NEXT: activations = ["ddr"]
 // CHECK:      [host]
 // CHECK-NEXT: gmacs_per_s = 2
 // CHECK-NEXT: gelements_per_s = 0.5

@@ -1,0 +1,190 @@
+"""A memory hierarchy (docs/targets.md, "The memories"; issue 21): weights in read-only
+flash, activations in a small system SRAM first and DRAM for what does not fit, tiles
+in the NPU's SRAM.
+
+- a compile for such a target is bit-exact with the integer reference, reads its
+  weights from flash, writes nothing there, and puts activations in both memories of
+  activations; the report gives the traffic of each memory;
+- the simulator's DMA timing takes each memory's latency, bursts and rate (the
+  bandwidth, or what the transactions in flight allow) and its port: transfers on
+  one port take turns, on two ports they overlap;
+- every memory of the program is a byte array of the simulator, by name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_compile_placement import assert_bit_exact, compiled
+
+from irc.codegen.package import MANIFEST
+from irc.driver.report import report_markdown
+from irc.sim import timing
+from irc.sim.schedule import Item, schedule
+from irc.stream.scoreboard import View
+from irc.targets import load_target
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+DIGITS = REPOSITORY / "models" / "digits" / "digits_cnn.onnx"
+NPU_DEMO = REPOSITORY / "irc" / "targets" / "presets" / "npu-demo.toml"
+
+HIERARCHY = """
+[memories.flash]
+size_kib = 65536
+alignment_bytes = 64
+read_bandwidth_gb_per_s = 0.5
+write_bandwidth_gb_per_s = 0
+read_latency_cycles = 64
+write_latency_cycles = 0
+burst_bytes = 128
+max_reads = 4
+max_writes = 0
+port = "axi1"
+
+[memories.system_sram]
+size_kib = {fast_kib}
+alignment_bytes = 16
+read_bandwidth_gb_per_s = 4
+write_bandwidth_gb_per_s = 4
+read_latency_cycles = 8
+write_latency_cycles = 8
+burst_bytes = 32
+max_reads = 8
+max_writes = 8
+port = "axi0"
+
+[memories.dram]
+size_kib = 1048576
+alignment_bytes = 64
+read_bandwidth_gb_per_s = 1
+write_bandwidth_gb_per_s = 1
+read_latency_cycles = 100
+write_latency_cycles = 100
+burst_bytes = 64
+max_reads = 8
+max_writes = 8
+port = "axi1"
+
+[placement]
+weights = "flash"
+activations = ["system_sram", "dram"]
+"""
+
+
+def hierarchy_target(directory: Path, fast_kib: int) -> Path:
+    """npu-demo with weights in flash and activations in `fast_kib` KiB of system SRAM
+    first, then DRAM (DRAM shares the flash's port)."""
+    text = NPU_DEMO.read_text()
+    start, end = text.index("[memories.ddr]"), text.index("[vector_unit]")
+    text = text[:start] + HIERARCHY.format(fast_kib=fast_kib).lstrip() + "\n" + text[end:]
+    text = text.replace('name = "npu-demo"', 'name = "hierarchy"')
+    path = directory / f"hierarchy-{fast_kib}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("fast_kib", [1, 2, 4])
+def test_a_model_on_a_memory_hierarchy_is_bit_exact(tmp_path: Path, fast_kib: int) -> None:
+    target = hierarchy_target(tmp_path, fast_kib)
+    result, package = compiled(DIGITS, str(target), tmp_path)
+    assert_bit_exact(result, DIGITS, package)
+    manifest = json.loads((package / MANIFEST).read_text())
+    memory = manifest["memory"]
+    assert memory["weights_memory"] == "flash" and memory["weights_bytes"] > 0
+    assert memory["flash_bytes"] >= memory["weights_bytes"]
+    traffic = result.simulation.total.traffic
+    assert traffic["flash"][0] > 0 and traffic["flash"][1] == 0  # read-only
+    # The digits CNN's activations need 3 KiB at once: with 4 KiB of system SRAM every
+    # tensor lives there; with 1 or 2 KiB only some do, and DRAM holds the rest.
+    if fast_kib == 4:
+        assert "dram" not in traffic and memory.get("dram_bytes", 0) == 0
+        assert sum(traffic["system_sram"]) > 0
+    else:
+        assert sum(traffic["dram"]) > 0 and memory["dram_bytes"] > 0
+        assert memory["system_sram_bytes"] <= fast_kib * 1024
+        assert sum(traffic["system_sram"]) > 0
+    report = report_markdown(result, plots=False)
+    assert "flash read per inference" in report and "system_sram read per inference" in report
+
+
+def test_more_fast_memory_means_less_dram_traffic_and_fewer_cycles(tmp_path: Path) -> None:
+    runs = {
+        kib: compiled(DIGITS, str(hierarchy_target(tmp_path, kib)), tmp_path)[0].simulation
+        for kib in (1, 4)
+    }
+    assert runs[4].cycles < runs[1].cycles
+    assert sum(runs[4].total.traffic.get("dram", [0, 0])) == 0
+    assert sum(runs[1].total.traffic["dram"]) > 0
+
+
+def test_the_activations_that_fit_nowhere_are_an_error(tmp_path: Path) -> None:
+    text = hierarchy_target(tmp_path, 1).read_text()
+    text = text.replace("size_kib = 1048576", "size_kib = 1", 1)  # the DRAM
+    path = tmp_path / "tiny-dram.toml"
+    path.write_text(text)
+    from irc.diagnostics import IrcError
+
+    with pytest.raises(IrcError, match="does not fit in system_sram or dram"):
+        compiled(DIGITS, str(path), tmp_path)
+
+
+# --------------------------------------------------------------------------------------
+# Timing
+
+
+def view(space: str, size: int, address: int = 0) -> View:
+    return View(space, address, (size,), (1,), np.dtype(np.int8))
+
+
+def test_a_dma_takes_each_memorys_latency_rate_and_bursts(tmp_path: Path) -> None:
+    from irc.targets import parse_target
+
+    target = parse_target(hierarchy_target(tmp_path, 64).read_text(), "h.toml")
+    # flash -> SRAM: 64 cycles of read latency, 1 byte a cycle (0.5 GB/s at 500 MHz;
+    # 4 bursts of 128 bytes in flight over 64 cycles would allow 8), whole bursts.
+    cost = timing.dma(target, [view("flash", 1000)], [view("sram", 1000)])
+    assert cost.read == 1024 and cost.written == 0
+    assert cost.cycles == 64 + 1024
+    assert cost.ports == (("axi1", 1024),)  # the local SRAM's side takes no port
+    assert cost.traffic == (("flash", 1024, 0),)
+    # SRAM -> system SRAM: 8 cycles of write latency, 8 bytes a cycle, 32-byte bursts.
+    cost = timing.dma(target, [view("sram", 1000)], [view("system_sram", 1000)])
+    assert (cost.read, cost.written, cost.cycles) == (0, 1024, 8 + 128)
+    # Few transactions in flight over a long latency bound the rate (Little's law):
+    # 2 bursts of 64 bytes per 400 cycles is 0.32 bytes a cycle, not DRAM's 2.
+    slow = target.with_memory("dram", read_latency_cycles=400, max_reads=2)
+    assert slow.memories["dram"].read_bytes_per_cycle(500e6) == pytest.approx(0.32)
+    cost = timing.dma(slow, [view("dram", 640)], [view("sram", 640)])
+    assert cost.cycles == 400 + 2000
+
+
+def test_transfers_on_one_port_take_turns_and_on_two_ports_overlap() -> None:
+    def run(first_port: str, second_port: str) -> tuple[Item, Item]:
+        a = Item("command", 110, ((first_port, 100),))
+        b = Item("command", 110, ((second_port, 100),))
+        schedule([[a], [b]])
+        return a, b
+
+    a, b = run("axi0", "axi1")
+    assert (a.end, b.end) == (110, 110)  # after 10 cycles of latency each, side by side
+    a, b = run("axi1", "axi1")
+    assert sorted((a.end, b.end)) == [110, 210]  # the second waits for the port
+
+
+def test_a_program_for_other_memories_does_not_run_on_a_target_without_them(
+    tmp_path: Path,
+) -> None:
+    from irc.codegen.package import read_package
+    from irc.diagnostics import IrcError
+    from irc.sim.run import Simulator
+
+    _, package = compiled(DIGITS, str(hierarchy_target(tmp_path, 64)), tmp_path)
+    module = read_package(package).module
+    # npu-demo has no flash: one clear error, naming the memory.
+    with pytest.raises(
+        IrcError, match="memories 'flash', 'system_sram' that npu-demo does not have"
+    ):
+        Simulator(module, load_target("npu-demo"), "main").run([np.zeros((1, 1, 8, 8), np.float32)])
