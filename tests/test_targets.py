@@ -394,6 +394,52 @@ MISTAKES = [
         "bytes is not a multiple of banks x alignment_bytes = 3 x 16 = 48",
         "make size_kib a multiple of 3, or change banks or alignment_bytes",
     ),
+    # an array of micro-blocks (Ethos-U, as Vela counts it)
+    Mistake(
+        "micro-block key without output_block",
+        "clock_mhz = 200\n",
+        "clock_mhz = 200\ninput_block_depth = 32\n",
+        "input_block_depth",
+        "mac_array.input_block_depth is set but output_block is not",
+        "add output_block = [rows, columns, channels]",
+    ),
+    Mistake(
+        "output_block of two sizes",
+        "clock_mhz = 200\n",
+        "clock_mhz = 200\noutput_block = [2, 2]\ninput_block_depth = 16\n"
+        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "output_block",
+        "mac_array.output_block has 2 sizes; it takes 3",
+        "output_block = [rows, columns, channels]",
+    ),
+    Mistake(
+        "negative size in output_block",
+        "clock_mhz = 200\n",
+        "clock_mhz = 200\noutput_block = [2, -2, 8]\ninput_block_depth = 16\n"
+        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "output_block",
+        "mac_array.output_block = -2 must be at least 1",
+        "output_block: an array of micro-blocks",
+    ),
+    Mistake(
+        "micro-block without its weights' rate",
+        "clock_mhz = 200\n",
+        "clock_mhz = 200\noutput_block = [2, 2, 2]\ninput_block_depth = 8\n"
+        "depthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "[mac_array]",
+        "[mac_array] is missing 'weight_bytes_per_cycle' (output_block is set)",
+        "add weight_bytes_per_cycle = ...",
+    ),
+    Mistake(
+        "micro-block of part of a cycle",
+        "clock_mhz = 200\n",
+        "clock_mhz = 200\noutput_block = [2, 2, 2]\ninput_block_depth = 4\n"
+        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "output_block",
+        "a micro-block of 2x2x2 outputs over 4 input channels is 32 MACs, not a whole number "
+        "of cycles of the 64-MAC array",
+        "its outputs x input depth a multiple of rows x columns",
+    ),
     # the memory hierarchy and the placement
     Mistake(
         "memory that is not a table",
@@ -921,7 +967,7 @@ def test_unreadable_files_and_unknown_names(tmp_path: Path) -> None:
     (diagnostic,) = failure.value.diagnostics
     assert diagnostic.format() == (
         "irc-test: error: unknown target 'npu-dmo'\n  hint: did you mean 'npu-demo'? the "
-        "presets are edge-2tops, ethos-u55-256, ethos-u65-512, npu-demo; or give the path "
+        "presets are edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path "
         "of a .toml target file"
     )
 
@@ -988,7 +1034,14 @@ def test_key_positions_skip_strings_arrays_and_comments() -> None:
 
 
 def test_presets() -> None:
-    assert preset_names() == ["edge-2tops", "ethos-u55-256", "ethos-u65-512", "npu-demo"]
+    assert preset_names() == [
+        "edge-2tops",
+        "ethos-u55-128",
+        "ethos-u55-256",
+        "ethos-u65-256",
+        "ethos-u65-512",
+        "npu-demo",
+    ]
     for name in preset_names():
         target = load_target(name)
         assert target.name == name == preset_path(name).stem
@@ -1022,19 +1075,38 @@ def test_npu_demo_is_the_worked_example() -> None:
 
 def test_ethos_presets_carry_vela_figures() -> None:
     u55, u65 = load_target("ethos-u55-256"), load_target("ethos-u65-512")
-    # vela.ini: Ethos_U55_High_End_Embedded and Ethos_U65_High_End.
+    # Vela's defaults (architecture_features.py): Ethos_U55_High_End_Embedded with
+    # Shared_Sram, Ethos_U65_Client_Server with Dedicated_Sram_384KB.
     assert (u55.mac_array.clock_hz, u65.mac_array.clock_hz) == (500e6, 1e9)
     assert (u55.mac_array.macs_per_cycle, u65.mac_array.macs_per_cycle) == (256, 512)
-    u55_ddr, u65_ddr = u55.memories["ddr"], u65.memories["ddr"]
-    assert u55_ddr.read_bytes_per_second == 0.5e9  # off-chip flash
-    assert u65_ddr.read_bytes_per_second == 3.75e9  # DRAM
-    assert (u55_ddr.read_latency_cycles, u65_ddr.read_latency_cycles) == (64, 500)
-    # Memory_Mode.Dedicated_Sram (384 KB) and Dedicated_Sram_512KB.
-    assert (u55.scratch.size_bytes, u65.scratch.size_bytes) == (393216, 524288)
+    # vela.ini: the AXI port's bytes a cycle (8 on a U55, 16 on a U65) times the clock
+    # scale: SRAM 1.0, flash 0.125, Client_Server's DRAM 0.75.
+    flash, u55_sram = u55.memories["flash"], u55.memories["system_sram"]
+    assert (u55_sram.read_bytes_per_second, flash.read_bytes_per_second) == (4e9, 0.5e9)
+    assert not flash.writable and (flash.read_latency_cycles, flash.burst_bytes) == (64, 128)
+    assert (u55_sram.read_latency_cycles, u55_sram.burst_bytes, u55_sram.max_reads) == (32, 32, 4)
+    dram, u65_sram = u65.memories["dram"], u65.memories["system_sram"]
+    assert (u65_sram.read_bytes_per_second, dram.read_bytes_per_second) == (16e9, 12e9)
+    assert (dram.read_latency_cycles, dram.write_latency_cycles) == (500, 250)
+    assert (dram.max_reads, dram.max_writes) == (24, 12)
+    # Little's law: 24 bursts of 128 bytes per 500 cycles is 6.1 bytes a cycle.
+    assert dram.read_bytes_per_cycle(1e9) == pytest.approx(24 * 128 / 500)
+    # The memory modes: Shared_Sram keeps the weights in flash and the feature maps in
+    # the SRAM; Dedicated_Sram_384KB both in DRAM, 384 KB of SRAM first for activations.
+    assert u55.placement == Placement("flash", ("system_sram",))
+    assert u65.placement == Placement("dram", ("system_sram", "dram"))
+    assert u65_sram.size_bytes == 393216
+    # The NPU's own buffer (SHRAM): 48 banks of 1 KiB a core.
+    assert (u55.scratch.size_bytes, u65.scratch.size_bytes) == (48 * 1024, 2 * 48 * 1024)
+    # The MAC array as Vela's npu_performance.py counts it: 2x2x8 micro-blocks, 4
+    # cycles per 32 input channels, the weight decoder at 8 bytes a cycle (a core).
+    mac = u55.mac_array
+    assert (mac.output_block, mac.input_block_depth, mac.block_cycles) == ((2, 2, 8), 32, 4)
+    assert (mac.weight_bytes_per_cycle, mac.depthwise_taps) == (8, 4)
+    assert (mac.output_elements_per_cycle, u65.mac_array.output_elements_per_cycle) == (4, 8)
     assert (u55.vector_unit.lanes, u65.vector_unit.lanes) == (8, 16)
-    assert u55_ddr.burst_bytes == u65_ddr.burst_bytes == 128
-    # Vela's operator constraints: the same for both.
-    assert u55.ops == u65.ops
+    # Vela's operator constraints: the same for all.
+    assert u55.ops == u65.ops == load_target("ethos-u55-128").ops
     conv = u55.ops["conv"]
     assert (conv.strides, conv.dilations, conv.max_dilated_kernel) == ((1, 2, 3), (1, 2), 64)
     assert conv.max_kernel_elements == 4096 and conv.constant_weights
@@ -1042,6 +1114,37 @@ def test_ethos_presets_carry_vela_figures() -> None:
     assert u55.ops["resize"].scales == (2.0, 4.0, 8.0)
     assert {u55.ops[op].needs_lut for op in ("sigmoid", "tanh", "hard_swish", "softmax")} == {True}
     assert {support.max_rank for support in u55.ops.values()} == {4}
+
+
+def test_the_four_ethos_presets_are_vela_s_accelerators() -> None:
+    u55_128, u65_256 = load_target("ethos-u55-128"), load_target("ethos-u65-256")
+    assert u55_128.mac_array.macs_per_cycle == 128
+    assert u55_128.mac_array.output_block == (2, 1, 8)  # Vela: Ethos_U55_128's ofm_ublock
+    assert u55_128.mac_array.block_cycles == 4
+    assert u55_128.scratch.size_bytes == 24 * 1024 and u55_128.vector_unit.lanes == 4
+    assert u65_256.mac_array.macs_per_cycle == 256 and u65_256.mac_array.clock_hz == 1e9
+    assert u65_256.memories == {
+        **load_target("ethos-u65-512").memories,
+        "sram": u65_256.scratch,
+    }
+
+
+def test_a_micro_block_array_counts_as_vela_does() -> None:
+    mac = load_target("ethos-u55-256").mac_array
+    # A 3x3 conv of 32 to 64 channels over 8x8 outputs: 16 micro-blocks of 2x2, each
+    # 4 cycles a tap and 32 inputs (above the weights' 32), 9 taps, 8 channel groups.
+    assert mac.cycles(1, 8, 8, 64, 32, 9, False) == 16 * 4 * 9 * 8
+    # One output pixel: the weights bound each step (32 cycles per 8 x 32 weights).
+    assert mac.cycles(1, 1, 1, 64, 32, 9, False) == 32 * 9 * 8
+    # Three input channels take a whole input block: the shallow first layer.
+    assert mac.cycles(1, 8, 8, 64, 3, 9, False) == mac.cycles(1, 8, 8, 64, 32, 9, False)
+    # Depthwise: 4 taps a step.
+    assert mac.cycles(1, 8, 8, 64, 1, 9, True) == 16 * 4 * 3 * 8
+    # A 1x1 conv of 16 to 16 channels over 16x16: the output stage (4 elements a cycle)
+    # bounds it above the array's 64 blocks x 4 cycles x 2 channel groups.
+    assert mac.cycles(1, 16, 16, 16, 16, 1, False) == 16 * 16 * 16 // 4
+    # 16-bit activations: input blocks half as deep.
+    assert mac.cycles(1, 8, 8, 64, 32, 9, False, passes=2) == 2 * 16 * 4 * 9 * 8
 
 
 def test_edge_2tops() -> None:
@@ -1053,7 +1156,7 @@ def test_edge_2tops() -> None:
     assert target.memories["ddr"].read_bytes_per_second == 8e9
 
 
-@pytest.mark.parametrize("name", ["npu-demo", "ethos-u55-256", "ethos-u65-512", "edge-2tops"])
+@pytest.mark.parametrize("name", preset_names())
 def test_presets_round_trip_through_show(name: str) -> None:
     target = load_target(name)
     again = parse_target(target_toml(target), "shown.toml")
@@ -1803,7 +1906,7 @@ def test_require_target() -> None:
     assert diagnostic.location.file == "<pass-pipeline>"
     assert diagnostic.hint is not None
     assert diagnostic.hint.startswith(
-        "irc-opt --target=NAME|FILE (presets: edge-2tops, ethos-u55-256, ethos-u65-512, npu-demo)"
+        "irc-opt --target=NAME|FILE (presets: edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo)"
     )
     demo = load_target("npu-demo")
     with using_target(demo):

@@ -19,7 +19,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
@@ -39,6 +39,7 @@ from irc.targets.schema import (
     OPS_TABLE,
     PLACEMENT,
     SCRATCH,
+    SECTION_BY_NAME,
     SECTIONS,
     Field,
     Limit,
@@ -210,7 +211,7 @@ def _closest(word: str, candidates: Iterable[str]) -> str | None:
     extending = [c for c in candidates if c.startswith(word)]
     if len(extending) == 1:
         return extending[0]
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, extending or candidates, n=1, cutoff=0.6)
     if close:
         return close[0]
     stem = word.split("_", 1)[0]
@@ -396,6 +397,10 @@ class _Checker:
             "number": ("a number", _is_number(value)),
             "bool": ("true or false", isinstance(value, bool)),
             "string": ("a string", isinstance(value, str)),
+            "ints": (
+                "a list of integers",
+                isinstance(value, list) and all(_is_int(item) for item in value),
+            ),
             "strings": (
                 "a list of strings",
                 isinstance(value, list) and all(isinstance(item, str) for item in value),
@@ -424,6 +429,10 @@ class _Checker:
             return None if None in checked else tuple(checked)
         if spec.kind == "bool":
             return value
+        if spec.kind == "ints":
+            assert isinstance(value, list)
+            sizes = [self.field_value(path, replace(spec, kind="int"), item) for item in value]
+            return None if None in sizes else tuple(sizes)
         assert isinstance(value, int | float)
         if not _is_finite(value):
             self.problem(
@@ -838,7 +847,58 @@ def _check_lut(checker: _Checker, table: dict[str, Any], values: dict[str, Any])
     return True
 
 
-_SECTION_CHECKS = {"data_types": _check_data_types, "lut": _check_lut}
+def _check_mac_array(checker: _Checker, table: dict[str, Any], values: dict[str, Any]) -> bool:
+    """The micro-block keys come together: all of them with `output_block`, none without."""
+    block = values["output_block"]
+    keys = [spec.key for spec in SECTION_BY_NAME["mac_array"].fields if spec.required_when]
+    if not block:
+        present = [key for key in keys if key in table]
+        if present:
+            checker.problem(
+                ("mac_array", present[0]),
+                f"mac_array.{present[0]} is set but output_block is not",
+                hint="add output_block = [rows, columns, channels] for an array of "
+                "micro-blocks, or remove " + ", ".join(present),
+            )
+            return False
+        values.update(input_block_depth=0, weight_bytes_per_cycle=0.0)
+        values.update(depthwise_taps=0, output_elements_per_cycle=0.0)
+        return True
+    if len(block) != 3:
+        checker.problem(
+            ("mac_array", "output_block"),
+            f"mac_array.output_block has {len(block)} sizes; it takes 3",
+            hint="output_block = [rows, columns, channels], as Ethos-U's 2x2x8",
+        )
+        return False
+    missing = [key for key in keys if key not in table]
+    if missing:
+        checker.problem(
+            ("mac_array",),
+            f"[mac_array] is missing '{missing[0]}' (output_block is set)",
+            hint=f"add {missing[0]} = ... ({_field_help(SECTION_BY_NAME['mac_array'].field(missing[0]))})",  # type: ignore[arg-type]
+        )
+        return False
+    macs = math.prod(block) * values["input_block_depth"]
+    array = values["rows"] * values["columns"]
+    if macs % array:
+        checker.problem(
+            ("mac_array", "output_block"),
+            f"a micro-block of {'x'.join(map(str, block))} outputs over "
+            f"{values['input_block_depth']} input channels is {macs} MACs, not a whole "
+            f"number of cycles of the {array}-MAC array",
+            hint="a micro-block's step must take whole cycles: its outputs x input depth a "
+            "multiple of rows x columns",
+        )
+        return False
+    return True
+
+
+_SECTION_CHECKS = {
+    "mac_array": _check_mac_array,
+    "data_types": _check_data_types,
+    "lut": _check_lut,
+}
 
 
 # ---- limit values ----------------------------------------------------------------------------

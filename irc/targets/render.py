@@ -395,6 +395,7 @@ def limit_help(key: str) -> str:
 
 _KIND_NAMES = {
     "int": "integer",
+    "ints": "list of integers",
     "number": "number",
     "bool": "boolean",
     "string": "string",
@@ -419,8 +420,12 @@ def _field_constraints(spec: Field) -> str:
         parts.append("letters, digits, `.`, `_`, `-`")
     if spec.zero_allowed:
         parts.append("or 0")
-    if not spec.required and spec.required_when:
+    if not spec.required and spec.required_when == "output_block":
+        parts.append("required with `output_block`; omit otherwise")
+    elif not spec.required and spec.required_when:
         parts.append(f"required when `{spec.required_when} = true`; omit otherwise")
+    elif not spec.required and spec.default == ():
+        parts.append("optional")
     elif not spec.required:
         parts.append(f"optional (default {format_number(spec.default)})")  # type: ignore[arg-type]
     return ", ".join(parts) or "required"

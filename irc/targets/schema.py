@@ -32,7 +32,7 @@ from irc.targets import model
 # Sections: the hardware tables
 
 
-FieldKind = Literal["int", "number", "bool", "string", "strings"]
+FieldKind = Literal["int", "ints", "number", "bool", "string", "strings"]
 
 
 @dataclass(frozen=True)
@@ -260,6 +260,61 @@ SECTIONS: tuple[Section, ...] = (
                 exclusive_minimum=True,
                 floor=1,
                 maximum=10_000,
+            ),
+            Field(
+                "output_block",
+                "output_block",
+                "ints",
+                "an array of micro-blocks (Ethos-U): the rows, columns and channels of the "
+                "outputs one micro-block computes; omit for a plain rows x columns array",
+                minimum=1,
+                maximum=4096,
+                required=False,
+                default=(),
+            ),
+            Field(
+                "input_block_depth",
+                "input_block_depth",
+                "int",
+                "input channels a micro-block takes per kernel tap in one step",
+                minimum=1,
+                maximum=4096,
+                required=False,
+                required_when="output_block",
+            ),
+            Field(
+                "weight_bytes_per_cycle",
+                "weight_bytes_per_cycle",
+                "number",
+                "weights the decoder feeds the array per cycle: a step of a micro-block "
+                "column takes at least its weights' time",
+                unit="bytes",
+                minimum=0,
+                exclusive_minimum=True,
+                maximum=65536,
+                required=False,
+                required_when="output_block",
+            ),
+            Field(
+                "depthwise_taps",
+                "depthwise_taps",
+                "int",
+                "kernel taps a depthwise step takes",
+                minimum=1,
+                maximum=4096,
+                required=False,
+                required_when="output_block",
+            ),
+            Field(
+                "output_elements_per_cycle",
+                "output_elements_per_cycle",
+                "number",
+                "elements the output stage (bias, requantize, activation) writes a cycle",
+                minimum=0,
+                exclusive_minimum=True,
+                maximum=65536,
+                required=False,
+                required_when="output_block",
             ),
         ),
     ),

@@ -1,7 +1,7 @@
 // RUN: irc-run %s --random-inputs --target=npu-demo --layers --trace %t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=TRACE --input-file=%t.json
 // RUN: not irc-run %s --random-inputs 2>&1 | FileCheck %s --check-prefix=NOTARGET
-// RUN: not irc-run %s --random-inputs --target=ethos-u55-256 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not irc-run %s --random-inputs --target=%S/../../transforms/Inputs/tiling-small-sram.toml 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not irc-run %s --random-inputs --target=npu-demo --trace %t.json --entry=nope 2>&1 | FileCheck %s --check-prefix=ENTRY
 
 // irc-run on a command stream: a 3x3 conv of a 4x4x8 map, its loads, the conv and
@@ -22,7 +22,7 @@
 
 // NOTARGET: error: the command stream names no target
 // NOTARGET-NEXT: hint: give --target NAME|FILE
-// SMALL: error: the program needs 524288 bytes of SRAM; ethos-u55-256 has 393216
+// SMALL: error: the program needs 524288 bytes of SRAM; small-sram has 2048
 // ENTRY: error: the module has no function @nope
 
 func.func @main(%x: tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8> attributes {npu.ddr_bytes = 1024 : i64, npu.weights_bytes = 576 : i64, npu.sram_bytes = 524288 : i64, npu.sram_alignment = 64 : i64} {

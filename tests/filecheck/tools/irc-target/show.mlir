@@ -84,4 +84,4 @@
 // An unknown preset is an error naming the closest one.
 // RUN: not irc-target show npu-dmo 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN:      irc-target: error: unknown target 'npu-dmo'
-// UNKNOWN-NEXT:   hint: did you mean 'npu-demo'? the presets are edge-2tops, ethos-u55-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
+// UNKNOWN-NEXT:   hint: did you mean 'npu-demo'? the presets are edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
