@@ -83,11 +83,13 @@ from irc.dialects.base import (
     TensorOp,
     bool_prop,
     broadcast_shapes,
+    check_rounding,
     fail,
     int_prop,
     ints_constraint,
     ints_prop,
     layout_prop,
+    rounding_prop,
     static_shape,
     str_prop,
     tensor_type,
@@ -190,22 +192,6 @@ def check_clamp(props: Props, element: UniformQuantizedType) -> tuple[int, int]:
             f"storage range [{low}, {high}]"
         )
     return clamp_min, clamp_max
-
-
-def rounding_prop() -> StringAttr | None:
-    """The optional `rounding` property of a rescaling op: `fixed_point.ROUNDINGS`,
-    default irc's "half_even" (TFLite's kernels round otherwise; docs/tflite.md)."""
-    return str_prop(fixed_point.HALF_EVEN)
-
-
-def check_rounding(props: Props, name: str = "rounding", allowed: Sequence[str] = ()) -> str:
-    """The rounding rule a property names, checked to be one of `allowed` (default
-    `fixed_point.ROUNDINGS`)."""
-    rounding = props.str(name) or fixed_point.HALF_EVEN
-    choices = tuple(allowed) or fixed_point.ROUNDINGS
-    if rounding not in choices:
-        raise fail(f"'{name}' must be one of {', '.join(choices)}; got \"{rounding}\"")
-    return rounding
 
 
 def clamp_bounds(op: QNNOp) -> tuple[int, int]:

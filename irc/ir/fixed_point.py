@@ -354,9 +354,14 @@ def pool_average(
     if rounding == "half_away":
         counts = np.asarray(counts, dtype=np.int64)
         return divide_round_away(sums + zero_point * counts, counts) - zero_point
-    count = int(counts)  # a global pool: one count
-    folded, folded_shift = tflite_mean_multiplier(multiplier, shift, count)
-    return rounding_multiply(sums, folded, folded_shift, rounding=rounding)
+    sums = np.asarray(sums).astype(np.int64)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), sums.shape)
+    result = np.empty(sums.shape, np.int64)
+    for count in np.unique(counts):  # a global pool: one count
+        where = counts == count
+        folded, folded_shift = tflite_mean_multiplier(multiplier, shift, int(count))
+        result[where] = rounding_multiply(sums[where], folded, folded_shift, rounding=rounding)
+    return result
 
 
 def requantize(
