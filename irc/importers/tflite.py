@@ -231,8 +231,13 @@ class TFLiteTensor:
     axis: int
     data: np.ndarray | None
     """The constant's values (of `dtype`), or None for a computed tensor."""
-    dynamic: bool
-    """The shape signature has an unknown (-1) dimension."""
+    signature: tuple[int, ...]
+    """The shape signature (-1 for a dimension known only at run time), or ()."""
+
+    @property
+    def dynamic(self) -> bool:
+        """The shape (or its signature) has an unknown (-1) dimension."""
+        return any(d < 0 for d in (*self.shape, *self.signature))
 
     @property
     def quantized(self) -> bool:
@@ -385,7 +390,7 @@ def _read_tensor(tflite: Any, model: Any, tensor: Any, index: int) -> TFLiteTens
         zero_points,
         axis,
         data,
-        any(d < 0 for d in (*shape, *signature)),
+        signature,
     )
 
 
@@ -666,8 +671,8 @@ class _Importer:
         for tensor in self.tensors:
             if tensor.dynamic:
                 raise self.error(
-                    f"tensor '{tensor.name}' has a dynamic shape {list(tensor.shape)}; irc "
-                    "needs static shapes",
+                    f"tensor '{tensor.name}' has a dynamic shape "
+                    f"{list(tensor.signature or tensor.shape)}; irc needs static shapes",
                     tensor.name,
                     hint="convert the model with a fixed input shape (a batch of 1)",
                 )
