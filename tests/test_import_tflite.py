@@ -89,6 +89,8 @@ TIES = [
     ("add_ties", qnn.AddOp, "rounding", "double_away", "double_up"),
     ("average_pool_valid", qnn.AveragePoolOp, "rounding", "half_away", "half_even"),
     ("mean", qnn.GlobalAveragePoolOp, "rounding", "double_away", "half_even"),
+    ("mean_keep_dims_ties_tail", qnn.GlobalAveragePoolOp, "rounding", "double_up", "double_away"),
+    ("mean_keep_dims_ties_tail", qnn.GlobalAveragePoolOp, "rounding", "double_away", "double_up"),
     ("quantize_int8", qnn.RequantizeOp, "rounding", "double_up", "double_away"),
     ("quantize_int8_tail", qnn.RequantizeOp, "rounding", "double_away", "double_up"),
 ]

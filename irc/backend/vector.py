@@ -178,6 +178,7 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
                     multiplier=props.int("multiplier"),
                     shift=props.int("shift"),
                     rounding=rounding_of(op),
+                    bias=props.int("bias"),
                 )
         pool = tile.PoolOp.create(operands=[box, out, *origin], properties=tile_props(**values))
         em.add(pool)

@@ -1204,15 +1204,23 @@ class GlobalAveragePoolOp(_PoolOp):
     s + k, k = min(floor(log2(count)), 32, 31 - s) (`fixed_point.tflite_mean_multiplier`),
     and out = clamp(multiply(sum(x - zx), M', s + k) + z_out), the multiply rounding by
     that rule; TFLite's is "double_away".
+
+    With `bias` (TFLite's optimized 4-D MEAN over H and W with keep_dims), the stored
+    values are summed (their zero point included), (M, s) stand for s_in / (count *
+    s_out) (no count is folded) and `bias` takes the place of the output zero point:
+    out = clamp(multiply(sum(x), M, s) + bias), with one of TFLite's rules
+    (`fixed_point.tflite_raw_mean`).
     """
 
     name = "qnn.global_average_pool"
     multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
     shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
     rounding = rounding_prop()
+    bias = int_prop()
 
     def check(self, props: Props) -> None:
-        check_rounding(props)
+        if check_rounding(props) == fixed_point.HALF_EVEN and props.int("bias") is not None:
+            raise fail("a 'bias' takes one of TFLite's roundings (the mean of stored values)")
         input_type = tensor_type(self.input)
         input_element = per_tensor(input_type, "the input")
         per_tensor(self.result.type, "the result")

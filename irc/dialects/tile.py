@@ -920,11 +920,14 @@ class PoolFields(OriginFields):
     multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
     shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
     rounding = rounding_prop()
+    bias = int_prop()
 
     def check(self, props: Props) -> None:
         rounding = check_rounding(props, allowed=POOL_ROUNDINGS)
         if rounding != fixed_point.HALF_EVEN and element_of(self.input) == f32:
             raise fail("a float average has no rounding")
+        if props.int("bias") is not None and rounding not in fixed_point.TFLITE_ROUNDINGS:
+            raise fail("a 'bias' (TFLite's mean of stored values) takes one of its roundings")
         kind = props.str("kind")
         if kind not in POOL_KINDS:
             raise fail(f'\'kind\' must be "max" or "average", got "{kind}"')
@@ -991,7 +994,9 @@ class PoolOp(PoolFields):
     with `rounding`, TFLite's: "half_away" divides the stored values' sum (the input
     and output zero points are one) with ties away from zero, and the rules of
     `fixed_point.ROUNDINGS` fold the count into the multiplier as TFLite's integer mean
-    does (`fixed_point.pool_average`). A float average (f32) is sum / count.
+    does (`fixed_point.pool_average`); with `bias`, TFLite's optimized mean of the
+    stored values, `fixed_point.tflite_raw_mean` (as `qnn.global_average_pool` says).
+    A float average (f32) is sum / count.
 
         tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
             pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3}

@@ -22,7 +22,7 @@ kernels use (`fixed_point.ROUNDINGS`; docs/tflite.md explains each op):
 | FULLY_CONNECTED | `qnn.gemm` (trans_b) + `qnn.requantize` "double_up" |
 | ADD, SUB | `qnn.add`, `qnn.sub`: inputs "half_up", sum "double_away" (ADD); "double_away" throughout (SUB) |
 | MUL | `qnn.mul` "double_away" |
-| MEAN over H and W | `qnn.global_average_pool` "double_away" (TFLite's folded integer mean) |
+| MEAN over H and W | `qnn.global_average_pool` "double_away" (TFLite's folded integer mean); with keep_dims, its optimized kernel's mean of stored values plus a bias ("double_up", the channels past the last group of 16 "double_away") |
 | AVERAGE_POOL_2D | `qnn.average_pool` "half_away" |
 | MAX_POOL_2D, PAD, RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION | `qnn.max_pool`, `qnn.pad`, `nn.reshape`, `qnn.concat` |
 | SOFTMAX | `qnn.tflite_softmax` (TFLite's float32 table kernel) |
@@ -1282,11 +1282,8 @@ def _convert_mean(node: _Operator) -> None:
             "over H and W of an NHWC tensor"
         )
     if node.option("KeepDims"):
-        raise node.error(
-            "MEAN with keep_dims over H and W runs LiteRT's float-scaled 4-D mean kernel, which "
-            "irc does not model",
-            hint="convert the model with keepdims=False (a reshape after the mean)",
-        )
+        _mean_keeping_dims(node, x_tensor)
+        return
     x = node.input(0)
     result_type = node.output_type()
     real = float(np.float64(node.scale(x_tensor)) / np.float64(node.scale(output)))
@@ -1306,6 +1303,68 @@ def _convert_mean(node: _Operator) -> None:
         )
     )
     node.define(node.emit(nn.ReshapeOp.build([pooled], {}, [result_type])))
+
+
+MEAN_VECTOR_CHANNELS = 16
+"""LiteRT's x86 4-D MEAN with keep_dims handles 16 channels at a time with its vector
+code (both roundings ties up), the channels after the last whole group with its
+scalar code (the second rounding away from zero); with one thread (its split of the
+channels among threads moves the groups)."""
+
+
+def _mean_keeping_dims(node: _Operator, x_tensor: TFLiteTensor) -> None:
+    """MEAN over H and W with keep_dims: LiteRT's `optimized_integer_ops::Mean`, the
+    sum of the stored values times a multiplier computed in float32, plus a bias."""
+    output = node.output
+    x = node.input(0)
+    result_type = node.output_type()
+    batch, height, width, channels = x_tensor.shape
+    if tuple(output.shape) != (batch, 1, 1, channels):
+        raise node.error(
+            f"the output {list(output.shape)} is not the mean's [{batch}, 1, 1, {channels}]"
+        )
+    input_scale, output_scale = np.float32(node.scale(x_tensor)), np.float32(node.scale(output))
+    count = np.float32(height * width)
+    real = np.float32(input_scale / np.float32(count * output_scale))
+    multiplier, shift = fixed_point.tflite_multiplier(float(real))
+    offset = np.float32(np.float32(node.zero_point(x_tensor)) * input_scale) / output_scale
+    offset = (
+        np.float32(offset + np.float32(0.5)) if offset > 0 else np.float32(offset - np.float32(0.5))
+    )
+    bias = node.zero_point(output) - int(np.trunc(offset))
+    element = result_type.get_element_type()
+    x_element = node.importer.activation_type(x_tensor).get_element_type()
+
+    def mean(source: SSAValue, width_c: int, rounding: str) -> SSAValue:
+        return node.emit(
+            qnn.GlobalAveragePoolOp.build(
+                [source],
+                {
+                    "layout": StringAttr("nhwc"),
+                    "multiplier": _int(multiplier),
+                    "shift": _int(shift),
+                    "rounding": StringAttr(rounding),
+                    "bias": _int(bias),
+                },
+                [TensorType(element, [batch, 1, 1, width_c])],
+            )
+        )
+
+    vector = channels - channels % MEAN_VECTOR_CHANNELS
+    if vector in (0, channels):
+        node.define(mean(x, channels, "double_up" if vector else "double_away"))
+        return
+    pieces = []
+    for start, end, rounding in ((0, vector, "double_up"), (vector, channels, "double_away")):
+        part = node.emit(
+            nn.SliceOp.build(
+                [x],
+                {"starts": _ints([start]), "ends": _ints([end]), "axes": _ints([3])},
+                [TensorType(x_element, [batch, height, width, end - start])],
+            )
+        )
+        pieces.append(mean(part, end - start, rounding))
+    node.define(node.emit(qnn.ConcatOp.build(pieces, {"axis": _int(3)}, [result_type])))
 
 
 def _pool_properties(node: _Operator, x_tensor: TFLiteTensor) -> dict[str, Attribute | None]:

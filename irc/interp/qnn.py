@@ -412,7 +412,23 @@ class QNNFunctions(InterpreterFunctions):
         x = centered(args[0], op.input.type)
         axes = tuple(range(2, x.ndim))
         sums = x.sum(axis=axes, keepdims=True)
-        return (self._average(op, sums, math.prod(x.shape[2:])),)
+        count = math.prod(x.shape[2:])
+        props = op.props()
+        bias = props.int("bias")
+        if bias is None:
+            return (self._average(op, sums, count),)
+        output = _element(op.result.type)
+        mean = fixed_point.tflite_raw_mean(
+            sums,
+            count,
+            _element(op.input.type).zero_point_values[0],
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            props.str("rounding") or fixed_point.HALF_EVEN,
+            bias,
+        )
+        result = fixed_point.saturate(mean, output.storage_range)
+        return (result.astype(_result_dtype(op)),)
 
     @staticmethod
     def _average(op: qnn.QNNOp, sums: np.ndarray, counts: np.ndarray | int) -> np.ndarray:

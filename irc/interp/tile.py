@@ -488,15 +488,18 @@ class TileFunctions(InterpreterFunctions):
             return ()
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
-        averages = fixed_point.pool_average(
-            sums,
-            counts,
-            multiplier,
-            shift,
-            props.str("rounding") or fixed_point.HALF_EVEN,
-            props.int("output_zero_point") or 0,
-        )
+        rounding = props.str("rounding") or fixed_point.HALF_EVEN
         low, high = tile.storage_range(tile.element_of(op.output))
+        bias = props.int("bias")
+        if bias is not None:
+            mean = fixed_point.tflite_raw_mean(
+                sums, counts, zero_point, multiplier, shift, rounding, bias
+            )
+            _store(output, np.clip(mean, low, high))
+            return ()
+        averages = fixed_point.pool_average(
+            sums, counts, multiplier, shift, rounding, props.int("output_zero_point") or 0
+        )
         _store(output, np.clip(averages + (props.int("output_zero_point") or 0), low, high))
         return ()
 

@@ -364,6 +364,25 @@ def pool_average(
     return result
 
 
+def tflite_raw_mean(
+    centred_sums: np.ndarray,
+    counts: np.ndarray | int,
+    input_zero_point: int,
+    multiplier: int,
+    shift: int,
+    rounding: str,
+    bias: int,
+) -> np.ndarray:
+    """TFLite's optimized 4-D mean (`optimized_integer_ops::Mean`), int64: the sums of
+    the stored values (the centred sums plus count * the input zero point), multiplied
+    by (M, s) for s_in / (count * s_out) with `rounding`, plus `bias` (TFLite's
+    z_out - round(z_in * s_in / s_out), in place of the output zero point)."""
+    sums = np.asarray(centred_sums).astype(np.int64) + input_zero_point * np.asarray(
+        counts, dtype=np.int64
+    )
+    return rounding_multiply(sums, multiplier, shift, rounding=rounding) + bias
+
+
 def requantize(
     accumulator: np.ndarray,
     multiplier: int | Sequence[int] | np.ndarray,

@@ -358,8 +358,10 @@ class _Net:
         scale: float | None = None,
         weight_scales: Sequence[float] | None = None,
         zero_point: int | None = None,
+        groups: int = 1,
     ) -> Act:
-        """CONV_2D with per-channel weights and a bias."""
+        """CONV_2D with per-channel weights and a bias (grouped: a filter of
+        channels / groups input channels)."""
         _, height, width, channels = x.shape
         out_h = _out_size(height, kernel, stride, dilation, padding)
         out_w = _out_size(width, kernel, stride, dilation, padding)
@@ -368,9 +370,10 @@ class _Net:
             if weight_scales is not None
             else list(self.rng.uniform(0.004, 0.012, out_channels))
         )
-        w = self.b.weights(self.name("filter"), (out_channels, kernel, kernel, channels), scales)
+        depth = channels // groups
+        w = self.b.weights(self.name("filter"), (out_channels, kernel, kernel, depth), scales)
         bias = self.b.bias(self.name("bias"), [x.scale * s for s in scales])
-        std = x.std * float(np.mean(scales)) * UNIFORM_STD * np.sqrt(kernel * kernel * channels)
+        std = x.std * float(np.mean(scales)) * UNIFORM_STD * np.sqrt(kernel * kernel * depth)
         y = self.act(
             "conv", (1, out_h, out_w, out_channels), std, activation != "NONE", scale, zero_point
         )
@@ -471,11 +474,12 @@ class _Net:
         )
         return out
 
-    def mean(self, x: Act) -> Act:
-        """MEAN over H and W (keep_dims false): N x C."""
+    def mean(self, x: Act, keep_dims: bool = False, scale: float | None = None) -> Act:
+        """MEAN over H and W: N x C, or N x 1 x 1 x C with `keep_dims`."""
         axes = self.b.constant(self.name("axes"), [1, 2])
-        out = self.act("mean", (x.shape[0], x.shape[3]), x.std / 2)
-        self.b.operator("MEAN", [x.index, axes], [out.index], "ReducerOptions", KeepDims=False)
+        shape = (x.shape[0], 1, 1, x.shape[3]) if keep_dims else (x.shape[0], x.shape[3])
+        out = self.act("mean", shape, x.std / 2, scale=scale)
+        self.b.operator("MEAN", [x.index, axes], [out.index], "ReducerOptions", KeepDims=keep_dims)
         return out
 
     def pool(
@@ -675,6 +679,7 @@ SINGLE_OP_MODELS: dict[str, Callable[[int], bytes]] = {
         lambda n, x: n.conv(x, 8, stride=2, padding="VALID"), (1, 13, 13, 8)
     ),
     "conv_dilated_relu": _single(lambda n, x: n.conv(x, 16, dilation=2, activation="RELU")),
+    "conv_grouped": _single(lambda n, x: n.conv(x, 16, groups=4, activation="RELU")),
     "conv_1x1": _single(lambda n, x: n.conv(x, 32, kernel=1)),
     "conv_ties": _single(
         lambda n, x: n.conv(x, 16, scale=2.0, zero_point=-5, weight_scales=TIE_WEIGHT_SCALES * 8),
@@ -713,6 +718,10 @@ SINGLE_OP_MODELS: dict[str, Callable[[int], bytes]] = {
         lambda n, x, y: n.binary("MUL", x, y, "RELU6"), (1, 8, 8, 16), (1, 1, 1, 16)
     ),
     "mean": _single(lambda n, x: n.mean(x), (1, 7, 7, 32)),
+    "mean_keep_dims": _single(lambda n, x: n.mean(x, keep_dims=True), (1, 5, 5, 32)),
+    "mean_keep_dims_ties_tail": _single(
+        lambda n, x: n.mean(x, keep_dims=True, scale=0.125), (1, 4, 4, 24), 0.5, 3
+    ),
     "average_pool_valid": _single(lambda n, x: n.pool("AVERAGE_POOL_2D", x, 2, 2, "VALID")),
     "average_pool_same": _single(lambda n, x: n.pool("AVERAGE_POOL_2D", x, 3, 1, "SAME")),
     "max_pool_same_relu": _single(lambda n, x: n.pool("MAX_POOL_2D", x, 3, 2, "SAME", "RELU")),

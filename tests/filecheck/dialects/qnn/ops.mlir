@@ -204,7 +204,7 @@ func.func @resize(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<
 // second rounding away from zero), a sub and a mul, the average pool of stored values
 // (ties away from zero) and TFLite's integer mean (the count folded into the multiplier).
 // CHECK-LABEL: func.func @tflite_roundings
-func.func @tflite_roundings(%acc: tensor<1x4x4x8xi32>, %x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, %y: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:4>>) -> (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x2x2x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>) {
+func.func @tflite_roundings(%acc: tensor<1x4x4x8xi32>, %x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, %y: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:4>>) -> (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x2x2x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>) {
   // CHECK-NEXT: %r = qnn.requantize %acc {clamp_min = 1, multiplier = [1518500250], rounding = "double_up", shift = [7]} : (tensor<1x4x4x8xi32>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>
   %r = qnn.requantize %acc {multiplier = [1518500250], shift = [7], clamp_min = 1, rounding = "double_up"} : (tensor<1x4x4x8xi32>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>
   // CHECK-NEXT: %a = qnn.add %x, %y {input_rounding = "half_up", lhs_multiplier = 1073741824, lhs_shift = 0, multiplier = 1073741824, rhs_multiplier = 1073741824, rhs_shift = 1, rounding = "double_away", shift = 20} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.05:4>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>
@@ -217,7 +217,10 @@ func.func @tflite_roundings(%acc: tensor<1x4x4x8xi32>, %x: tensor<1x4x4x8x!quant
   %p = qnn.average_pool %x {kernel_shape = [2, 2], strides = [2, 2], layout = "nhwc", rounding = "half_away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x2x2x8x!quant.uniform<i8:f32, 0.1:-3>>
   // CHECK-NEXT: %mean = qnn.global_average_pool %x {layout = "nhwc", rounding = "double_away", shift = -2} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
   %mean = qnn.global_average_pool %x {layout = "nhwc", multiplier = 1073741824, shift = -2, rounding = "double_away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
-  func.return %r, %a, %s, %m, %p, %mean : tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x2x2x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
+  // TFLite's 4-D mean with keep_dims: the stored values' sum, plus a bias.
+  // CHECK-NEXT: %kept = qnn.global_average_pool %x {bias = 8, layout = "nhwc", multiplier = 1342177280, rounding = "double_up", shift = 3} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
+  %kept = qnn.global_average_pool %x {layout = "nhwc", multiplier = 1342177280, shift = 3, rounding = "double_up", bias = 8} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
+  func.return %r, %a, %s, %m, %p, %mean, %kept : tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.2:1>>, tensor<1x2x2x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>, tensor<1x1x1x8x!quant.uniform<i8:f32, 0.05:2>>
 }
 
 // TFLite's int8 softmax: its float32 table of exp(-beta * s_in * d), d = 0..255

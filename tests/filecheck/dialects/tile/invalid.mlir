@@ -636,3 +636,11 @@ func.func @pool_rounding(%in: memref<1x4x4x8xi8, "sram">, %out: memref<1x2x2x8xi
   tile.pool %in, %out[%i, %i] {kind = "average", kernel_shape = [2, 2], strides = [2, 2], input_h = 4, input_w = 4, rounding = "nearest"} : memref<1x4x4x8xi8, "sram">, memref<1x2x2x8xi8, "sram">
   func.return
 }
+
+// -----
+
+func.func @pool_bias_half_even(%in: memref<1x4x4x8xi8, "sram">, %out: memref<1x1x1x8xi8, "sram">, %i: index) {
+  // expected-error @+1 {{a 'bias' (TFLite's mean of stored values) takes one of its roundings}}
+  tile.pool %in, %out[%i, %i] {kind = "average", kernel_shape = [4, 4], input_h = 4, input_w = 4, bias = 3} : memref<1x4x4x8xi8, "sram">, memref<1x1x1x8xi8, "sram">
+  func.return
+}
