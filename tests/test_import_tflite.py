@@ -12,11 +12,15 @@ every level of irc:
 
 The tie models (`conv_ties`, `depthwise_ties_tail`, `add_ties`, ...) have
 power-of-two multipliers whose products fall on exact ties: a test checks that each
-of TFLite's rounding rules is needed there (rounding by another one fails). LiteRT's
-results depend on the CPU only through ruy's kernel path: its portable C++ code breaks
-the ties of a conv's second rounding away from zero where its x86 (AVX2, AVX-512) and
-ARM kernels round them up; irc follows the latter, which every x86-64 CPU since 2013
-and every ARM CPU runs (docs/tflite.md).
+of TFLite's rounding rules is needed there (rounding by another one fails).
+
+No expected value depends on the CPU. LiteRT's do only through ruy's kernel path: its
+portable C++ code (an x86 CPU without AVX2) breaks the ties of a conv's second rounding
+away from zero, where its x86 (AVX2, AVX-512) and ARM kernels, which irc follows, round
+them up. `litert.ruy_rounding()` asks LiteRT which it does; the `qnn` level is imported
+with that rounding, and the compiled levels, which irc always compiles with ruy's
+kernels' rounding, are compared with LiteRT where it computes that (and with irc's own
+reference otherwise).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def test_models_are_deterministic() -> None:
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_qnn_matches_litert_on_every_tensor(name: str) -> None:
     model = model_bytes(name)
-    module = import_tflite(model)
+    module = import_tflite(model, ruy_rounding=litert.ruy_rounding())
     verify_module(module)
     assert is_prequantized(module)
     for seed in SEEDS:
@@ -81,9 +85,12 @@ def test_qnn_matches_litert_on_every_tensor(name: str) -> None:
 
 
 # The tie models, each with a rounding whose replacement by another must show.
+RUY = "ruy's"
+"""In TIES: the rounding LiteRT's conv computes on this CPU (`litert.ruy_rounding`)."""
+
 TIES = [
-    ("conv_ties", qnn.RequantizeOp, "rounding", "double_up", "double_away"),
-    ("conv_ties", qnn.RequantizeOp, "rounding", "double_up", "half_even"),
+    ("conv_ties", qnn.RequantizeOp, "rounding", RUY, "half_up"),
+    ("conv_ties", qnn.RequantizeOp, "rounding", RUY, "half_even"),
     ("depthwise_ties_tail", qnn.RequantizeOp, "rounding", "double_away", "double_up"),
     ("depthwise_ties_tail", qnn.RequantizeOp, "rounding", "double_up", "double_away"),
     ("add_ties", qnn.AddOp, "rounding", "double_away", "double_up"),
@@ -103,7 +110,9 @@ def test_each_rounding_rule_is_needed(
     """On the tie models LiteRT's tensors pin the rounding: irc with the rule of one
     kernel replaced by another differs from LiteRT somewhere."""
     model = model_bytes(name)
-    module = import_tflite(model)
+    ruy = litert.ruy_rounding()
+    rule = ruy if rule == RUY else rule
+    module = import_tflite(model, ruy_rounding=ruy)
     changed = 0
     for op in module.walk():
         if isinstance(op, op_class) and op.props().str(prop) == rule:
@@ -116,6 +125,30 @@ def test_each_rounding_rule_is_needed(
         expected = litert.litert_tensors(model, inputs)
         differing += len(litert.compare(model, litert.qnn_tensors(module, inputs), expected)[1])
     assert differing, f"{name}: rounding {other} instead of {rule} gives LiteRT's tensors too"
+
+
+def test_the_conv_ties_tell_ruys_two_roundings_apart() -> None:
+    """On `conv_ties` ruy's two ways of rounding give other integers (so that
+    `litert.ruy_rounding` can tell which LiteRT computes)."""
+    model = model_bytes("conv_ties")
+    inputs = litert.random_inputs(model, 0)
+    up, away = (
+        litert.qnn_tensors(import_tflite(model, ruy_rounding=rounding), inputs)
+        for rounding in ("double_up", "double_away")
+    )
+    assert any(not np.array_equal(up[name], away[name]) for name in up)
+    assert litert.ruy_rounding() in ("double_up", "double_away")
+
+
+def expected_for_compiled(model: bytes, inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """The tensors a compiled model must compute: LiteRT's, where LiteRT computes ruy's
+    kernels' rounding (irc compiles with it); else irc's reference of that rounding,
+    whose agreement with LiteRT in everything else the qnn test checks."""
+    if litert.ruy_rounding() == "double_up":
+        return litert.litert_tensors(model, inputs)
+    reference = litert.qnn_tensors(import_tflite(model), inputs)
+    locations = tensor_locations(model)
+    return {index: reference[name] for index, name in locations.items() if name in reference}
 
 
 def lowered_to_tile(model: bytes, target: str) -> object:
@@ -139,7 +172,7 @@ def test_tile_level_and_simulator_match_litert(name: str, target: str, tmp_path:
     path = tmp_path / f"{name}.tflite"
     path.write_bytes(model)
     inputs = litert.random_inputs(model, 0)
-    expected = litert.litert_tensors(model, inputs)
+    expected = expected_for_compiled(model, inputs)
     info = litert.model_info(model)
     locations = tensor_locations(model)
     # The tile level: the model's outputs.
@@ -198,7 +231,7 @@ def test_package_session_matches_litert(name: str, tmp_path: Path) -> None:
     with Session(package) as session:
         for seed in SEEDS:
             inputs = litert.random_inputs(model, seed)
-            expected = litert.litert_tensors(model, inputs)
+            expected = expected_for_compiled(model, inputs)
             feeds = {locations[index]: value for index, value in zip(info.inputs, inputs)}
             outputs = session.run(feeds)
             for index in info.outputs:

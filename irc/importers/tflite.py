@@ -158,9 +158,21 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 # Public API
 
 
-def import_tflite(model: bytes | str | Path, source: str | None = None) -> ModuleOp:
+RUY_ROUNDING = "double_up"
+"""How ruy (CONV_2D, FULLY_CONNECTED) rounds the second step of a requantization in
+its x86 (AVX2, AVX-512) and ARM kernels: ties up. Its portable C++ code, which LiteRT
+runs on an x86 CPU without AVX2, rounds them away from zero ("double_away")."""
+
+
+def import_tflite(
+    model: bytes | str | Path, source: str | None = None, *, ruy_rounding: str = RUY_ROUNDING
+) -> ModuleOp:
     """Import an int8 TFLite model (a file path, or the flatbuffer's bytes) as a module
-    of `qnn` ops. Raises `IrcError` for any problem of the model."""
+    of `qnn` ops. Raises `IrcError` for any problem of the model.
+
+    `ruy_rounding` is the rounding of the conv and fully connected layers' requantize:
+    ruy's kernels' (`RUY_ROUNDING`), or "double_away" for LiteRT on an x86 CPU without
+    AVX2 (the tests ask LiteRT which one it computes: `irc.testing.litert`)."""
     if isinstance(model, str | Path):
         path = Path(model)
         source = source or str(path)
@@ -168,8 +180,10 @@ def import_tflite(model: bytes | str | Path, source: str | None = None) -> Modul
     else:
         data = bytes(model)
     source = source or "<tflite model>"
+    if ruy_rounding not in ("double_up", "double_away"):
+        raise ValueError(f"ruy rounds twice (double_up or double_away), not {ruy_rounding}")
     parsed = read_tflite(data, source)
-    return _Importer(parsed, source).run()
+    return _Importer(parsed, source, ruy_rounding=ruy_rounding).run()
 
 
 def tensor_locations(model: bytes | str | Path) -> dict[int, str]:
@@ -580,6 +594,8 @@ class _Importer:
 
     model: TFLiteModel
     source: str
+    ruy_rounding: str = RUY_ROUNDING
+    """The rounding of the layers ruy computes (CONV_2D, FULLY_CONNECTED)."""
     block: Block = field(default_factory=Block)
     values: dict[int, SSAValue] = field(default_factory=dict)
     locations: dict[int, str] = field(default_factory=dict)
@@ -1133,7 +1149,8 @@ def _convert_conv(node: _Operator) -> None:
     reals = [float(input_scale * np.float64(s) / output_scale) for s in scales]
     clamp = node.clamp()
     if not depthwise:
-        node.define(_requantize(node, accumulator, reals, "double_up", clamp, result_type, 3))
+        rounding = node.importer.ruy_rounding
+        node.define(_requantize(node, accumulator, reals, rounding, clamp, result_type, 3))
         return
     vector = out_channels - out_channels % DEPTHWISE_VECTOR_CHANNELS
     if vector == out_channels:
@@ -1202,7 +1219,7 @@ def _convert_fully_connected(node: _Operator) -> None:
         node,
         accumulator,
         reals,
-        "double_up",
+        node.importer.ruy_rounding,
         node.clamp(),
         TensorType(element, [rows, features]),
         1,

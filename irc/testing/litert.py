@@ -20,6 +20,7 @@ Every level of irc is compared this way: the `qnn` reference interpreter
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,30 @@ def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
         else:
             inputs.append(rng.integers(-128, 128, size=tensor.shape, dtype=np.int8))
     return inputs
+
+
+@functools.cache
+def ruy_rounding() -> str:
+    """How LiteRT's conv (ruy) rounds on this CPU: "double_up" (ruy's x86 AVX2 and
+    AVX-512 kernels, and ARM's), or "double_away" (its portable code, on an x86 CPU
+    without AVX2). Found by running a conv whose products fall on ties of the second
+    rounding (`tflite_models.SINGLE_OP_MODELS["conv_ties"]`) and asking which import
+    LiteRT agrees with, so that no test depends on the CPU."""
+    from irc.importers.tflite import import_tflite
+    from irc.testing.tflite_models import SINGLE_OP_MODELS
+
+    model = SINGLE_OP_MODELS["conv_ties"](0)
+    inputs = random_inputs(model, 0)
+    expected = litert_tensors(model, inputs)
+    agreeing = [
+        rounding
+        for rounding in ("double_up", "double_away")
+        if not compare(
+            model, qnn_tensors(import_tflite(model, ruy_rounding=rounding), inputs), expected
+        )[1]
+    ]
+    assert len(agreeing) == 1, f"LiteRT's conv rounds as {agreeing or 'neither'} of ruy's two ways"
+    return agreeing[0]
 
 
 def litert_tensors(model: bytes, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
