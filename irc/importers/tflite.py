@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from irc.diagnostics import Diagnostic, IrcError, Location
 from irc.dialects import nn, qnn, quant
@@ -192,12 +193,7 @@ def tensor_locations(model: bytes | str | Path) -> dict[int, str]:
     values by."""
     data = load_tflite(Path(model)) if isinstance(model, str | Path) else bytes(model)
     importer = _Importer(read_tflite(data, "<tflite model>"), "<tflite model>")
-    for index in importer.model.inputs:
-        importer.location_of(index)
-    for operator in importer.model.operators:
-        for index in operator.outputs:
-            if index >= 0:
-                importer.location_of(index)
+    importer.assign_locations()
     return dict(importer.locations)
 
 
@@ -581,10 +577,7 @@ def _int(value: int | None) -> IntegerAttr | None:
     return None if value is None else IntegerAttr(int(value), i64)
 
 
-SUPPORTED_ROLES = {
-    "QUANTIZE",
-    "DEQUANTIZE",
-}
+FLOAT_BOUNDARY = {"QUANTIZE", "DEQUANTIZE"}
 """Operators that may read or write float32 tensors (the model's float inputs and outputs)."""
 
 
@@ -615,7 +608,18 @@ class _Importer:
     def tensors(self) -> list[TFLiteTensor]:
         return self.model.tensors
 
+    def assign_locations(self) -> None:
+        """Name every computed tensor's location, in one order (the inputs, then each
+        operator's outputs), wherever the names are asked for."""
+        for index in self.model.inputs:
+            self.location_of(index)
+        for operator in self.model.operators:
+            for index in operator.outputs:
+                if index >= 0:
+                    self.location_of(index)
+
     def run(self) -> ModuleOp:
+        self.assign_locations()
         self._check_model()
         arguments = self._import_inputs()
         self._import_operators()
@@ -626,7 +630,7 @@ class _Importer:
                     f"output tensor '{self.tensors[index].name}' is not written by any operator",
                     self.tensors[index].name,
                 )
-            results.append((self.tensors[index].name, self.values[index]))
+            results.append((self.location_of(index), self.values[index]))
         self.block.add_op(func.ReturnOp(*(value for _, value in results)))
         function = func.FuncOp(
             "main",
@@ -717,7 +721,7 @@ class _Importer:
         computing = [
             operator
             for operator in self.model.operators
-            if operator.opcode not in SUPPORTED_ROLES
+            if operator.opcode not in FLOAT_BOUNDARY
             and any(
                 self.tensors[i].dtype not in ("int8", "int32", "int64")
                 or (self.tensors[i].dtype != "int8" and self.tensors[i].data is None)
@@ -820,21 +824,19 @@ class _Importer:
             raise self.operator_error(
                 operator, f"constant '{tensor.name}' is {tensor.dtype}, expected int8 values"
             )
-        value = self.quantized_constant(
-            tensor, tensor.data, self.activation_type(tensor), tensor.name
-        )
+        value = self.quantized_constant(tensor.data, self.activation_type(tensor), tensor.name)
         self.values[index] = value
         return value
 
-    def quantized_constant(
-        self, tensor: TFLiteTensor, data: np.ndarray, value_type: TensorType, name: str
-    ) -> SSAValue:
+    def quantized_constant(self, data: np.ndarray, value_type: TensorType, name: str) -> SSAValue:
+        """A `qnn.constant` of stored values, located at `name`."""
         op = qnn.ConstantOp.from_array(data, value_type)
         op.location = _name_loc(name)
         self.block.add_op(op)
         return op.result
 
     def integer_constant(self, array: np.ndarray, name: str) -> SSAValue:
+        """An `nn.constant` (a bias, a float32 scalar), located at `name`."""
         op = nn.ConstantOp.from_array(array, location=_name_loc(name))
         self.block.add_op(op)
         return op.result
@@ -888,6 +890,17 @@ class _Importer:
                 CONVERTERS[operator.opcode](_Operator(self, operator))
             except IrcError as failure:
                 diagnostics.extend(failure.diagnostics)
+                poisoned.update(operator.outputs)
+            except VerifyException as failure:
+                # An op irc would build from it does not verify (an accumulator that
+                # can overflow int32, shapes that do not match): the model's problem.
+                diagnostics.append(
+                    self.operator_diagnostic(
+                        operator,
+                        f"irc cannot compute it as given: {failure}",
+                        hint="LiteRT may run it, but irc's integer ops bound their operands",
+                    )
+                )
                 poisoned.update(operator.outputs)
         if diagnostics:
             raise IrcError(diagnostics)
@@ -1073,7 +1086,7 @@ def _weights(
     else:
         element = UniformQuantizedType.make(scales, 0, storage_range=(low, 127), axis=axis)
     value = node.importer.quantized_constant(
-        tensor, data, TensorType(element, list(data.shape)), tensor.name
+        data, TensorType(element, list(data.shape)), tensor.name
     )
     return value, scales * (channels if len(scales) == 1 else 1)
 
@@ -1095,7 +1108,7 @@ def _convert_conv(node: _Operator) -> None:
     depthwise = node.operator.opcode == "DEPTHWISE_CONV_2D"
     x_tensor, output = node.input_tensor(0), node.output
     x = node.input(0)
-    x_type = node.importer.activation_type(x_tensor)
+    node.importer.activation_type(x_tensor)  # an int8 activation, or an error
     result_type = node.output_type()
     if len(x_tensor.shape) != 4 or len(output.shape) != 4:
         raise node.error("the input and output must be 4-D (NHWC)")
@@ -1142,7 +1155,6 @@ def _convert_conv(node: _Operator) -> None:
             "group": _int(group) if group != 1 else None,
         },
     )
-    del x_type
     accumulator = node.emit(conv)
     input_scale = np.float64(node.scale(x_tensor))
     output_scale = np.float64(node.scale(output))
@@ -1231,7 +1243,7 @@ def _convert_fully_connected(node: _Operator) -> None:
 
 def _convert_add_sub(node: _Operator) -> None:
     subtract = node.operator.opcode == "SUB"
-    lhs_tensor, rhs_tensor, output = node.input_tensor(0), node.input_tensor(1), node.output
+    lhs_tensor, rhs_tensor = node.input_tensor(0), node.input_tensor(1)
     lhs, rhs = node.input(0), node.input(1)
     result_type = node.output_type()
     scale_1, scale_2 = node.scale(lhs_tensor), node.scale(rhs_tensor)
@@ -1240,7 +1252,7 @@ def _convert_add_sub(node: _Operator) -> None:
     lhs_m, lhs_s = fixed_point.tflite_multiplier(scale_1 / twice)
     rhs_m, rhs_s = fixed_point.tflite_multiplier(scale_2 / twice)
     out_m, out_s = fixed_point.tflite_multiplier(
-        twice / float(np.float32((1 << left_shift) * np.float32(node.scale(output))))
+        twice / float(np.float32((1 << left_shift) * np.float32(node.scale(node.output))))
     )
     low, high = node.clamp()
     op_class = qnn.SubOp if subtract else qnn.AddOp
@@ -1261,7 +1273,6 @@ def _convert_add_sub(node: _Operator) -> None:
         [result_type],
     )
     node.define(node.emit(op))
-    del output
 
 
 def _convert_mul(node: _Operator) -> None:
