@@ -41,20 +41,23 @@ class Location:
     """Where a diagnostic points: a file position, an ONNX node, or nothing known.
 
     `file`, `line` and `col` are set for positions in textual IR (lines and columns
-    count from 1); `name` is set for named locations such as ONNX node names.
+    count from 1); `name` is set for named locations such as ONNX node names (or
+    TFLite tensor names, with `kind` "tensor").
     """
 
     file: str | None = None
     line: int | None = None
     col: int | None = None
     name: str | None = None
+    kind: str = "node"
+    """What `name` names in a model file: an ONNX "node", a TFLite "tensor"."""
 
     def __str__(self) -> str:
         if self.line is not None:
             position = f"{self.file or '<input>'}:{self.line}:{self.col or 1}"
             return f"{position} ({self.name})" if self.name else position
         if self.name is not None:
-            return f"{self.file}: node '{self.name}'" if self.file else f"'{self.name}'"
+            return f"{self.file}: {self.kind} '{self.name}'" if self.file else f"'{self.name}'"
         return self.file or "<unknown>"
 
     @staticmethod

@@ -32,13 +32,14 @@ import pytest
 from irc.codegen.package import manifest_checksum
 from irc.diagnostics import IrcError
 from irc.runtime import Session
-from irc.tools import calibrate, compile, import_onnx, opt, quantize, run, target
+from irc.tools import calibrate, compile, import_onnx, import_tflite, opt, quantize, run, target
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 BIN = Path(sys.executable).parent
 
 TOOLS: dict[str, Callable[[list[str]], int]] = {
     "irc-import-onnx": import_onnx.main,
+    "irc-import-tflite": import_tflite.main,
     "irc-opt": opt.main,
     "irc-run": run.main,
     "irc-quantize": quantize.main,
@@ -72,7 +73,39 @@ def case(name: str, tool: str, argv: str, message: str, **more: object) -> Case:
 
 
 IMPORT = "irc-import-onnx"
+TFLITE = "irc-import-tflite"
 CASES = [
+    # ---- TFLite files (irc/importers/tflite.py)
+    case("tflite: empty file", TFLITE, "{c}/tflite/empty.tflite -o {out}", "the file is empty",
+         location="empty.tflite: error:", hint="did not finish"),
+    case("tflite: missing file", TFLITE, "{c}/tflite/nowhere.tflite -o {out}", "no such file"),
+    case("tflite: random bytes", TFLITE, "{c}/tflite/random-bytes.tflite -o {out}",
+         "malformed TFLite flatbuffer: no TFLite file identifier", hint="truncated or damaged"),
+    case("tflite: cut at 50%", TFLITE, "{c}/tflite/truncated-50.tflite -o {out}",
+         "malformed TFLite flatbuffer: reading it failed", hint="truncated or damaged"),
+    case("tflite: float model", TFLITE, "{c}/tflite/float-model.tflite -o {out}",
+         "the model computes in float", location="tensor 'y'", hint="full-integer quantization"),
+    case("tflite: unsupported ops listed together", TFLITE,
+         "{c}/tflite/unsupported-ops.tflite -o {out}",
+         "2 operators irc does not import: #0 CUSTOM 'Frobnicate' (writing 'y'), #1 GATHER",
+         location="tensor 'y'", hint="docs/tflite.md"),
+    case("tflite: int16 activations", TFLITE, "{c}/tflite/int16.tflite -o {out}",
+         "reads or writes int16 tensors", hint="int16 activations (16x8)"),
+    case("tflite: dynamic shape", TFLITE, "{c}/tflite/dynamic.tflite -o {out}",
+         "tensor 'x' has a dynamic shape", location="tensor 'x'", hint="fixed input shape"),
+    case("tflite: zero scale", TFLITE, "{c}/tflite/zero-scale.tflite -o {out}",
+         "tensor 'x' has scale 0.0", location="tensor 'x'"),
+    case("tflite: malformed to irc-compile", "irc-compile",
+         "{c}/tflite/truncated-50.tflite -o {out} --no-progress", "malformed TFLite flatbuffer"),
+    case("tflite: calibration data to irc-compile", "irc-compile",
+         "{c}/tflite/valid.tflite -o {out} --no-progress --calibration-data {c}/data/calib-bad-sample",
+         "--calibration-data has no effect: the model is quantized already", hint="drop"),
+    case("tflite: --input-shape", "irc-compile",
+         "{c}/tflite/valid.tflite -o {out} --no-progress --input-shape input=1x2x2x16",
+         "has no effect on a TFLite model", hint="drop --input-shape"),
+    case("tflite: float model to irc-run", "irc-run",
+         "{c}/tflite/float-model.tflite --random-inputs --output-dir {out}",
+         "the model computes in float"),
     # ---- truncated and garbage ONNX files
     case("empty file", IMPORT, "{c}/onnx/empty.onnx -o {out}", "the file is empty",
          location="empty.onnx: error:", hint="did not finish"),
@@ -750,8 +783,10 @@ def test_corpus_is_up_to_date(tmp_path: Path) -> None:
         import make_corpus
     finally:
         sys.path.remove(str(CORPUS))
-    make_corpus.write_corpus(tmp_path / "onnx", tmp_path / "data", tmp_path / "targets")
-    for directory in ("onnx", "data", "targets"):
+    make_corpus.write_corpus(
+        tmp_path / "onnx", tmp_path / "data", tmp_path / "targets", tmp_path / "tflite"
+    )
+    for directory in ("onnx", "data", "targets", "tflite"):
         written = {
             p.relative_to(tmp_path): p.read_bytes()
             for p in (tmp_path / directory).rglob("*")

@@ -8,6 +8,7 @@ integer).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -809,3 +810,167 @@ def test_lrn_parameters_refuse_a_denominator_that_does_not_normalize() -> None:
         scheme.lrn_parameters(element, element, 5, -1e-4, 0.75, 1.0)
     with pytest.raises(ValueError, match="non-negative"):
         scheme.lrn_parameters(element, element, 5, 0.0, 0.75, 0.0)
+
+
+# --------------------------------------------------------------------------------------
+# TFLite's rounding rules (docs/tflite.md), against exact rationals and against
+# gemmlowp's C code transcribed with Python ints (C's division truncates towards zero)
+
+
+def c_divide(numerator: int, denominator: int) -> int:
+    """C's integer division: the quotient truncated towards zero."""
+    quotient = abs(numerator) // abs(denominator)
+    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
+
+
+def saturating_rounding_doubling_high_mul(a: int, b: int) -> int:
+    """gemmlowp's SaturatingRoundingDoublingHighMul, as written in C."""
+    if a == b == -(2**31):
+        return 2**31 - 1
+    product = a * b
+    nudge = (1 << 30) if product >= 0 else (1 - (1 << 30))
+    return c_divide(product + nudge, 1 << 31)
+
+
+def rounding_divide_by_pot(x: int, exponent: int) -> int:
+    """gemmlowp's RoundingDivideByPOT, as written in C: ties away from zero."""
+    mask = (1 << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> exponent) + (1 if remainder > threshold else 0)
+
+
+def gemmlowp_multiply(x: int, multiplier: int, shift: int) -> int:
+    """TFLite's double-rounding MultiplyByQuantizedMultiplier, its exponent -shift."""
+    exponent = -shift
+    left, right = max(exponent, 0), max(-exponent, 0)
+    return rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(x * (1 << left), multiplier), right
+    )
+
+
+def vector_multiply(x: int, multiplier: int, shift: int) -> int:
+    """The NEON form: vqrdmulh (a rounding doubling high multiply, ties up) and vrshl (a
+    rounding shift right, ties up)."""
+    exponent = -shift
+    left, right = max(exponent, 0), max(-exponent, 0)
+    high = (x * (1 << left) * multiplier + (1 << 30)) >> 31
+    return (high + (1 << (right - 1))) >> right if right else high
+
+
+TIE_HEAVY = [(1 << 30, 1), (1 << 30, 3), (1 << 30, -2), (1518500250, 7), (2147483647, 0)]
+
+
+@pytest.mark.parametrize(("multiplier", "shift"), TIE_HEAVY)
+def test_double_roundings_are_gemmlowps_and_the_vector_codes(multiplier: int, shift: int) -> None:
+    values = [*range(-300, 301), *RNG.integers(-(2**20), 2**20, 2000).tolist()]
+    array = np.asarray(values, dtype=np.int64)
+    away = fixed_point.rounding_multiply(array, multiplier, shift, rounding="double_away")
+    up = fixed_point.rounding_multiply(array, multiplier, shift, rounding="double_up")
+    assert away.tolist() == [gemmlowp_multiply(v, multiplier, shift) for v in values]
+    assert up.tolist() == [vector_multiply(v, multiplier, shift) for v in values]
+
+
+def test_saturating_rounding_doubling_high_mul_rounds_ties_up() -> None:
+    """gemmlowp's nudge of 1 - 2^30 for a negative product makes its truncating division
+    a floor of the product plus a half: ties go up (towards +infinity) for both signs,
+    which is what irc's double roundings compute as their first step."""
+    pairs = [(a, 1 << 30) for a in range(-9, 10)]  # a / 2: ties at every odd a
+    pairs += list(
+        zip(RNG.integers(-(2**31), 2**31, 500).tolist(), RNG.integers(0, 2**31, 500).tolist())
+    )
+    for a, b in pairs:
+        assert saturating_rounding_doubling_high_mul(a, b) == (a * b + (1 << 30)) >> 31
+
+
+def test_half_up_is_one_rounding_with_ties_up() -> None:
+    values = np.arange(-2000, 2001, dtype=np.int64)
+    for multiplier, shift in TIE_HEAVY:
+        got = fixed_point.rounding_multiply(values, multiplier, shift, rounding="half_up")
+        expected = [
+            math.floor(Fraction(v * multiplier, 2 ** (31 + shift)) + Fraction(1, 2))
+            for v in values.tolist()
+        ]
+        assert got.tolist() == expected
+
+
+def test_the_rules_differ_on_ties_of_both_signs() -> None:
+    # 2^30 with shift 1: m = 1/4, the values -1.75, -1.5, -1.25, -0.5, 0.5, 1.25, 1.5, 1.75.
+    values = np.asarray([-7, -6, -5, -2, 2, 5, 6, 7], dtype=np.int64)
+    results = {
+        rule: fixed_point.rounding_multiply(values, 1 << 30, 1, rounding=rule).tolist()
+        for rule in fixed_point.ROUNDINGS
+    }
+    assert results["half_even"] == [-2, -2, -1, 0, 0, 1, 2, 2]
+    assert results["half_up"] == [-2, -1, -1, 0, 1, 1, 2, 2]
+    # Twice: h = floor((x + 1) / 2) = -3, -3, -2, -1, 1, 3, 3, 4, then h / 2 rounded.
+    assert results["double_up"] == [-1, -1, -1, 0, 1, 2, 2, 2]
+    assert results["double_away"] == [-2, -2, -1, -1, 1, 2, 2, 2]
+
+
+def test_per_channel_roundings_apply_along_the_axis() -> None:
+    values = np.tile(np.arange(-50, 50, dtype=np.int64), (3, 1))
+    multipliers, shifts = [1 << 30, 1518500250, 2147483647], [1, 5, 0]
+    got = fixed_point.rounding_multiply(values, multipliers, shifts, axis=0, rounding="double_away")
+    for row, (multiplier, shift) in enumerate(zip(multipliers, shifts)):
+        assert got[row].tolist() == [gemmlowp_multiply(v, multiplier, shift) for v in values[row]]
+
+
+@pytest.mark.parametrize(
+    "real", [0.5, 0.25, 1e-3, 0.1234567, 0.9999999999, 2.0**-31, 2.0**-33, 3.0, 0.0]
+)
+def test_tflite_multiplier_is_quantize_multiplier(real: float) -> None:
+    """TFLite's QuantizeMultiplier: frexp, then std::round of the fraction times 2^31."""
+    multiplier, shift = fixed_point.tflite_multiplier(real)
+    if real < 2.0**-31 or real == 0.0:  # TFLite flushes to 0: every int32 times it is 0
+        assert (multiplier, shift) == (1 << 30, 31)
+        return
+    fraction, exponent = math.frexp(real)
+    expected = int(Fraction(fraction) * (1 << 31) + Fraction(1, 2))
+    if expected == 1 << 31:
+        expected, exponent = expected // 2, exponent + 1
+    assert (multiplier, shift) == (expected, -exponent)
+
+
+def test_tflite_multiplier_rounds_ties_away() -> None:
+    # A fraction whose 31-bit product ends in exactly one half: half to even would keep
+    # the even neighbour, std::round takes the one away from zero.
+    real = (2**30 + 0.5) / 2**31
+    assert fixed_point.tflite_multiplier(real)[0] == 2**30 + 1
+    assert fixed_point.quantize_multiplier(real)[0] == 2**30
+
+
+def test_tflite_mean_multiplier_folds_the_count() -> None:
+    for count in (1, 2, 3, 4, 7, 49, 64, 100, 3136):
+        for multiplier, shift in TIE_HEAVY:
+            folded, folded_shift = fixed_point.tflite_mean_multiplier(multiplier, shift, count)
+            k = min(count.bit_length() - 1, 32, 31 - shift)
+            assert folded == (multiplier << k) // count and folded_shift == shift + k
+
+
+def test_divide_round_away_is_c_rounded_division() -> None:
+    sums = np.arange(-100, 101, dtype=np.int64)
+    for count in (1, 2, 3, 4, 9):
+        expected = [
+            c_divide(s + count // 2, count) if s > 0 else c_divide(s - count // 2, count)
+            for s in sums.tolist()
+        ]
+        assert fixed_point.divide_round_away(sums, count).tolist() == expected
+
+
+def test_float_table_softmax_sums_in_float32_in_order() -> None:
+    """The row's sum is float32, added left to right, and the probabilities are rounded
+    half away from zero: a row of a thousand equal small entries shows float32's drift."""
+    table = np.full(256, np.float32(1e-3), dtype=np.float32)
+    table[0] = np.float32(1.0)
+    row = np.zeros((1, 1000), dtype=np.int64)
+    row[0, 0] = 100  # the maximum: table[0]; the others table[100]
+    got = fixed_point.float_table_softmax(row, table, 1 / 256, -128, -128, 127)
+    total = np.float32(1.0)
+    for _ in range(999):
+        total = np.float32(total + np.float32(1e-3))
+    reciprocal = np.float32(1.0) / (total * np.float32(1 / 256))
+    small = float(np.float32(np.float32(1e-3) * reciprocal))
+    large = float(np.float32(np.float32(1.0) * reciprocal))
+    assert got[0, 0] == math.floor(large + 0.5) - 128
+    assert got[0, 1] == math.floor(small + 0.5) - 128

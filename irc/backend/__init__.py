@@ -264,8 +264,16 @@ def place(op: Operation, target: Target) -> Placement:
     return Placement(NPU if not reasons else CPU, tuple(reasons))
 
 
+NO_LOWERING_WHY: dict[type[Operation], str] = {
+    qnn.TFLiteSoftmaxOp: "TFLite's int8 softmax computes in float32, its table and its sum",
+    qnn.SubOp: "irc's vector unit adds, TFLite's SUB subtracts its rescaled inputs",
+}
+"""Why some ops have no NPU lowering, said with the reason."""
+
+
 def _no_entry_reason(op: Operation) -> str:
-    return f"{op.name}: irc has no NPU lowering of it"
+    why = NO_LOWERING_WHY.get(type(op))
+    return f"{op.name}: irc has no NPU lowering of it" + (f" ({why})" if why else "")
 
 
 def _values(op: Operation) -> list[SSAValue]:

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.backend import fused_requantize
 from irc.dialects import nn, qnn, tile
 from irc.dialects.quant import quantized_element
+from irc.ir import fixed_point
 from irc.tiling.builder import (
     FUSED_FLOAT_ACTIVATIONS,
     Bounds,
@@ -353,6 +354,7 @@ class OutputStage:
             return acc
         out = b.sram("output", buffer_shape(acc), self.output_element)
         low, high = clamp_bounds(self.requantize)
+        rounding = self.requantize.props().str("rounding")
         em.add(
             create(
                 tile.RequantizeOp,
@@ -360,6 +362,7 @@ class OutputStage:
                 output_zero_point=self.output_zero_point or None,
                 clamp_min=low,
                 clamp_max=high,
+                rounding=None if rounding == fixed_point.HALF_EVEN else rounding,
             )
         )
         return out

@@ -19,7 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from irc.backend.mac import channels_last, float_activation, mixed_types
 from irc.dialects import nn, qnn, quant, tile
 from irc.dialects.quant import full_range, quantized_element
-from irc.ir import weights
+from irc.ir import fixed_point, weights
 from irc.tiling.builder import (
     Bounds,
     Elementwise,
@@ -174,7 +174,12 @@ def lower_pool(lowering: FunctionLowering, op: Operation) -> None:
                 output_zero_point=zero_point_of(result) or None,
             )
             if not floating:
-                values.update(multiplier=props.int("multiplier"), shift=props.int("shift"))
+                values.update(
+                    multiplier=props.int("multiplier"),
+                    shift=props.int("shift"),
+                    rounding=rounding_of(op),
+                    bias=props.int("bias"),
+                )
         pool = tile.PoolOp.create(operands=[box, out, *origin], properties=tile_props(**values))
         em.add(pool)
         b.store(out, y, [n, row, column, channel])
@@ -372,6 +377,13 @@ def _ints(op: Operation, *names: str) -> dict[str, object]:
     return {name: props.int(name) for name in names}
 
 
+def rounding_of(op: Operation, name: str = "rounding") -> str | None:
+    """A `qnn` op's rounding rule for its tile op: None for irc's half_even (the
+    default, left out)."""
+    rounding = op.props().str(name)  # type: ignore[attr-defined]
+    return None if rounding in (None, fixed_point.HALF_EVEN) else rounding
+
+
 def emit_add(
     b: LayerBuilder, op: Operation, tiles: list[SSAValue], out: SSAValue, state: dict
 ) -> None:
@@ -380,6 +392,7 @@ def emit_add(
         op, "multiplier", "shift", "lhs_multiplier", "lhs_shift", "rhs_multiplier",
         "rhs_shift", "left_shift",
     )  # fmt: skip
+    values.update(input_rounding=rounding_of(op, "input_rounding"), rounding=rounding_of(op))
     b.em.add(create(tile.AddOp, [*tiles, out], **values))
 
 
@@ -388,6 +401,7 @@ def emit_mul(
 ) -> None:
     # qnn.mul: the product of the centred inputs, requantized
     values = _zero_point_props(op) | _ints(op, "multiplier", "shift")
+    values["rounding"] = rounding_of(op)
     b.em.add(create(tile.MulOp, [*tiles, out], **values))
 
 
@@ -493,6 +507,7 @@ def emit_requantize(
             output_zero_point=zero_point_of(op.results[0]) or None,
             clamp_min=low,
             clamp_max=high,
+            rounding=rounding_of(op),
         )
     )
 

@@ -47,6 +47,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.quant import UniformQuantizedType
+from irc.ir import fixed_point
 
 AttributeT = TypeVar("AttributeT", bound=Attribute)
 
@@ -95,6 +96,13 @@ def str_prop(default: str | None = None) -> StringAttr | None:
     return opt_prop_def(StringAttr, default_value=value)
 
 
+def rounding_prop() -> StringAttr | None:
+    """The optional `rounding` property of a rescaling op: one of
+    `fixed_point.ROUNDINGS`, default irc's "half_even" (TFLite's kernels round
+    otherwise; docs/tflite.md)."""
+    return str_prop(fixed_point.HALF_EVEN)
+
+
 # --------------------------------------------------------------------------------------
 # Helpers for verifiers and shape inference
 
@@ -102,6 +110,16 @@ def str_prop(default: str | None = None) -> StringAttr | None:
 def fail(message: str) -> VerifyException:
     """A verification failure; `raise fail(...)` in verifiers and inference."""
     return VerifyException(message)
+
+
+def check_rounding(props: Props, name: str = "rounding", allowed: Sequence[str] = ()) -> str:
+    """The rounding rule a property names, checked to be one of `allowed` (default
+    `fixed_point.ROUNDINGS`)."""
+    rounding = props.str(name) or fixed_point.HALF_EVEN
+    choices = tuple(allowed) or fixed_point.ROUNDINGS
+    if rounding not in choices:
+        raise fail(f"'{name}' must be one of {', '.join(choices)}; got \"{rounding}\"")
+    return rounding
 
 
 def static_shape(value_type: Attribute, what: str) -> tuple[int, ...]:

@@ -77,7 +77,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolTable
 
 from irc.dialects import tile
-from irc.dialects.base import Props, fail, int_prop
+from irc.dialects.base import Props, check_rounding, fail, int_prop, rounding_prop
 from irc.dialects.tile import (
     ACTIVATIONS,
     TileOp,
@@ -89,7 +89,7 @@ from irc.dialects.tile import (
     shape_of,
     space_of,
 )
-from irc.ir import weights
+from irc.ir import fixed_point, weights
 
 QUEUES = ("dma_in", "dma_out", "mac", "vector", "host")
 """The engine queues, in the order the simulator reports them."""
@@ -513,9 +513,10 @@ def _inside(inner: SSAValue, outer: SSAValue) -> bool:
 class _MacCommand(Command):
     """The output stage of a MAC command: after the last K step the bias is added to
     the accumulator (`bias`), then the accumulator is requantized into an 8-bit
-    `output` with the (multiplier, shift) pairs of `params`, its `output_zero_point`
-    and clamp; or, for a float command, clamped in place (`clamp_min`, `clamp_max`,
-    numbers). Without a stage the accumulator is the result."""
+    `output` with the (multiplier, shift) pairs of `params`, its `output_zero_point`,
+    clamp and `rounding` (half to even, or one of TFLite's rules:
+    `fixed_point.ROUNDINGS`); or, for a float command, clamped in place (`clamp_min`,
+    `clamp_max`, numbers). Without a stage the accumulator is the result."""
 
     QUEUE: ClassVar[str] = "mac"
     bias = opt_operand_def(MemRefType)
@@ -524,11 +525,15 @@ class _MacCommand(Command):
     output_zero_point = int_prop(0)
     clamp_min = tile._number_prop()
     clamp_max = tile._number_prop()
+    rounding = rounding_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def check_stage(self, props: Props) -> None:
         acc = self.operands[2]  # the accumulator: conv's and matmul's third operand
         floating = element_of(acc) == f32
+        rounding = check_rounding(props)
+        if rounding != fixed_point.HALF_EVEN and (self.output is None or element_of(acc) != i32):
+            raise fail("'rounding' belongs to the requantizing stage of an i32 accumulator")
         if self.bias is not None:
             channels = shape_of(acc)[-1]
             if element_of(self.bias) != element_of(acc) or shape_of(self.bias) != (channels,):

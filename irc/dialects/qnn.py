@@ -83,11 +83,13 @@ from irc.dialects.base import (
     TensorOp,
     bool_prop,
     broadcast_shapes,
+    check_rounding,
     fail,
     int_prop,
     ints_constraint,
     ints_prop,
     layout_prop,
+    rounding_prop,
     static_shape,
     str_prop,
     tensor_type,
@@ -588,7 +590,17 @@ class RequantizeOp(QNNOp):
     activations) is scaled by the 16-bit multiplier M' = round(M / 2^16):
     round_half_even(acc * M' * 2^-(15 + s)), with s >= -14.
 
+    `rounding` replaces the rounding half to even by one of TFLite's
+    (`fixed_point.ROUNDINGS`, i32 inputs only): "half_up" rounds the exact product
+    once, ties up; "double_up" and "double_away" round twice as gemmlowp's
+    `MultiplyByQuantizedMultiplier` does, h = floor((acc * 2^max(-s, 0) * M + 2^30) /
+    2^31), then h / 2^max(s, 0) rounded with ties up (TFLite's vector kernels, ruy) or
+    away from zero (its scalar code). TFLite's int8 conv and fully connected layers
+    requantize with "double_up":
+
         %y = qnn.requantize %acc {multiplier = [1518500250], shift = [7], clamp_min = -5}
+               : (tensor<1x8xi32>) -> tensor<1x8x!quant.uniform<i8:f32, 0.05:-5>>
+        %t = qnn.requantize %acc {multiplier = [1518500250], shift = [7], rounding = "double_up"}
                : (tensor<1x8xi32>) -> tensor<1x8x!quant.uniform<i8:f32, 0.05:-5>>
     """
 
@@ -600,8 +612,10 @@ class RequantizeOp(QNNOp):
     axis = int_prop()
     clamp_min = int_prop()
     clamp_max = int_prop()
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
+        rounding = check_rounding(props)
         input_type = tensor_type(self.input)
         if not is_accumulator(input_type.get_element_type()):
             element = per_tensor(input_type, "the input (i32, i64 or quantized)")
@@ -613,6 +627,8 @@ class RequantizeOp(QNNOp):
         multipliers, shifts = props.ints("multiplier") or [], props.ints("shift") or []
         check_multipliers(multipliers, shifts, "'multiplier' and 'shift'")
         if input_type.get_element_type() == i64:
+            if rounding != fixed_point.HALF_EVEN:
+                raise fail("a wide (i64) input is requantized half to even")
             for multiplier, shift in zip(multipliers, shifts, strict=True):
                 problem = fixed_point.check_wide_multiplier(multiplier, shift)
                 if problem is not None:
@@ -658,23 +674,9 @@ class _BinaryOp(QNNOp):
         return lhs, rhs, output
 
 
-@irdl_op_definition
-class AddOp(_BinaryOp):
-    """Add quantized tensors with broadcasting (TFLite's int8 ADD).
+class _AddLikeOp(_BinaryOp):
+    """The properties and checks that `qnn.add` and `qnn.sub` share."""
 
-    Each input, less its zero point, is shifted left by `left_shift` and rescaled to a
-    common scale; the int32 sum is requantized to the result:
-
-        a = fixed_point_multiply((x - zx) << left_shift, lhs_multiplier, lhs_shift)
-        b = fixed_point_multiply((y - zy) << left_shift, rhs_multiplier, rhs_shift)
-        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + z_out, clamp_min, clamp_max)
-
-    every multiply rounding half to even (see `qnn.requantize`). The verifier
-    checks that the shifted inputs and the sum fit int32.
-    `irc.quantize.scheme.add_parameters` computes the properties from the scales.
-    """
-
-    name = "qnn.add"
     lhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
     lhs_shift = prop_def(IntegerAttr.constr(type=I64))
     rhs_multiplier = prop_def(IntegerAttr.constr(type=I64))
@@ -682,9 +684,13 @@ class AddOp(_BinaryOp):
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
     left_shift = int_prop(fixed_point.ADD_LEFT_SHIFT)
+    input_rounding = rounding_prop()
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
         lhs, rhs, _ = self._check_operands(props)
+        check_rounding(props, "input_rounding")
+        check_rounding(props)
         left_shift = props.int("left_shift")
         assert left_shift is not None  # the property has a default
         if not 0 <= left_shift <= 30:
@@ -709,19 +715,61 @@ class AddOp(_BinaryOp):
 
 
 @irdl_op_definition
+class AddOp(_AddLikeOp):
+    """Add quantized tensors with broadcasting (TFLite's int8 ADD).
+
+    Each input, less its zero point, is shifted left by `left_shift` and rescaled to a
+    common scale; the int32 sum is requantized to the result:
+
+        a = fixed_point_multiply((x - zx) << left_shift, lhs_multiplier, lhs_shift)
+        b = fixed_point_multiply((y - zy) << left_shift, rhs_multiplier, rhs_shift)
+        out = clamp(fixed_point_multiply(a + b, multiplier, shift) + z_out, clamp_min, clamp_max)
+
+    every multiply rounding half to even (see `qnn.requantize`), or as
+    `input_rounding` (the multiplies of the inputs) and `rounding` (the sum's) say
+    (`fixed_point.ROUNDINGS`). TFLite's int8 ADD rescales the inputs with "half_up" (its
+    vector path shifts each input left by 20 + lhs_shift bits before one rounding
+    multiply) and the sum with "double_away". The verifier checks that the shifted
+    inputs and the sum fit int32. `irc.quantize.scheme.add_parameters` computes the
+    properties from the scales.
+    """
+
+    name = "qnn.add"
+
+
+@irdl_op_definition
+class SubOp(_AddLikeOp):
+    """Subtract quantized tensors with broadcasting (TFLite's int8 SUB): `qnn.add`'s
+    arithmetic with the difference of the rescaled inputs,
+
+        out = clamp(fixed_point_multiply(a - b, multiplier, shift) + z_out, clamp_min, clamp_max)
+
+    (a and b as in `qnn.add`). TFLite's int8 SUB rounds every multiply "double_away"
+    (its reference kernel). Subtracting the rescaled rhs is not adding a rescale of
+    -(y - zy): the rounding of a tie depends on its sign.
+    """
+
+    name = "qnn.sub"
+
+
+@irdl_op_definition
 class MulOp(_BinaryOp):
     """Multiply quantized tensors with broadcasting (TFLite's int8 MUL).
 
     out = clamp(fixed_point_multiply((x - zx) * (y - zy), multiplier, shift) + z_out,
-                clamp_min, clamp_max), with multiplier/shift for s_x * s_y / s_out.
+                clamp_min, clamp_max), with multiplier/shift for s_x * s_y / s_out,
+
+    rounding half to even, or as `rounding` says (TFLite's int8 MUL: "double_away").
     """
 
     name = "qnn.mul"
     multiplier = prop_def(IntegerAttr.constr(type=I64))
     shift = prop_def(IntegerAttr.constr(type=I64))
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
         lhs, rhs, _ = self._check_operands(props)
+        check_rounding(props)
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None
         check_multipliers([multiplier], [shift], "'multiplier'")
@@ -890,6 +938,53 @@ class SoftmaxOp(QNNOp):
                 )
 
 
+TFLITE_SOFTMAX_TABLE = 256
+"""The entries of `qnn.tflite_softmax`'s table: one per distance from the row's maximum."""
+
+
+@irdl_op_definition
+class TFLiteSoftmaxOp(QNNOp):
+    """Softmax of int8 values over the last axis as TFLite's int8 kernel computes it:
+    with a table of exp in float32, and float32 arithmetic.
+
+    `table[d]` is exp(-beta * s_in * d) in float32, which TFLite computes once, at
+    prepare time (`optimized_ops::PopulateSoftmaxLookupTable`); the result's scale is
+    1/256 and its zero point -128 (TFLite's requirement). Per row: the float32 sum S of
+    table[max(x) - x_j] in the row's order, r = 1 / (S * s_out), and out_j =
+    clamp(round_half_away(table[max(x) - x_j] * r) + z_out), every step a float32
+    operation (`fixed_point.float_table_softmax`). It differs from `qnn.softmax`, whose
+    every step is an integer one, in structure: a target computes it only with float32
+    arithmetic.
+
+        %p = qnn.tflite_softmax %x {table = array<f32: 1.0, 0.97, ...>}
+               : (tensor<1x1000x!quant.uniform<i8:f32, 0.05:3>>)
+               -> tensor<1x1000x!quant.uniform<i8:f32, 0.00390625:-128>>
+    """
+
+    name = "qnn.tflite_softmax"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    table = prop_def(DenseArrayBase.constr(Float32Type))
+
+    def check(self, props: Props) -> None:
+        input_element = per_tensor(self.input.type, "the input")
+        output = per_tensor(self.result.type, "the result")
+        for element, what in ((input_element, "the input"), (output, "the result")):
+            if element.storage_type != i8:
+                raise fail(f"{what} must have i8 storage, got {element.storage_type}")
+        shape = tuple(tensor_type(self.input).get_shape())
+        if not shape or shape[-1] < 1:
+            raise fail(f"the input must have a last axis, got shape {list(shape)}")
+        check_result_shape(self, shape)
+        table = props.floats("table") or []
+        if len(table) != TFLITE_SOFTMAX_TABLE:
+            raise fail(f"the table has {len(table)} entries, expected {TFLITE_SOFTMAX_TABLE}")
+        if any(not (math.isfinite(entry) and entry >= 0) for entry in table):
+            raise fail("the table's entries must be finite and non-negative")
+        if not output.scale_values[0] > 0:
+            raise fail("the result's scale must be positive")
+
+
 @irdl_op_definition
 class LayerNormOp(QNNOp):
     """Layer normalization of 8-bit (or symmetric 16-bit) values over the last axis,
@@ -1042,6 +1137,11 @@ def _check_rescale(props: Props) -> None:
     check_multipliers([multiplier], [shift], "'multiplier'")
 
 
+POOL_ROUNDINGS = (fixed_point.HALF_EVEN, "half_away")
+"""The rounding rules of `qnn.average_pool` (and `tile.pool`'s average): irc's exact
+rational rounded half to even, or TFLite's rounded division of the stored values."""
+
+
 @irdl_op_definition
 class AveragePoolOp(_PoolOp):
     """Average pooling with one exact rounding, rescaled to the result type.
@@ -1055,6 +1155,12 @@ class AveragePoolOp(_PoolOp):
     explicit padding with `count_include_pad` (taps past the end padding in ceil mode
     never count), as in `nn.average_pool`. (M, s) stand for s_in / s_out; the default
     (2^30, -1) is 1.
+
+    With `rounding = "half_away"` (TFLite's int8 AVERAGE_POOL_2D, whose input and
+    result share one type) the stored values, zero point included, are averaged and
+    rounded to nearest with ties away from zero: out = round_half_away(sum(x) /
+    count) (`fixed_point.divide_round_away`); the result has the input's type and the
+    multiplier is 1.
     """
 
     name = "qnn.average_pool"
@@ -1066,6 +1172,7 @@ class AveragePoolOp(_PoolOp):
     count_include_pad = bool_prop(False)
     multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
     shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
+    rounding = str_prop(fixed_point.HALF_EVEN)
 
     def check(self, props: Props) -> None:
         input_type = tensor_type(self.input)
@@ -1074,6 +1181,12 @@ class AveragePoolOp(_PoolOp):
         (expected,) = inferred(nn.AveragePoolOp.infer_types([input_type], props))
         check_result_shape(self, expected.get_shape())
         _check_rescale(props)
+        if check_rounding(props, allowed=POOL_ROUNDINGS) == "half_away":
+            if (props.int("multiplier"), props.int("shift")) != fixed_point.IDENTITY_MULTIPLIER:
+                raise fail('rounding "half_away" averages stored values: the multiplier is 1')
+            if self.result.type.get_element_type() != input_element:
+                raise fail('rounding "half_away" averages stored values: the result has the '
+                           "input's type")  # fmt: skip
         taps = math.prod(props.ints("kernel_shape") or [])
         if taps * largest_offset(input_element) > fixed_point.INT32_MAX:
             raise fail("the window sum can overflow int32")
@@ -1084,13 +1197,30 @@ class GlobalAveragePoolOp(_PoolOp):
     """Mean over all spatial axes, rescaled: `qnn.average_pool` with one window.
 
     out = clamp(round_half_even(sum(x - zx) * M * 2^-(31 + s) / count) + z_out, storage range)
+
+    With another `rounding` (`fixed_point.ROUNDINGS`), TFLite's integer mean
+    (`reference_ops::QuantizedMeanOrSum`, its MEAN over H and W without keep_dims):
+    the count is folded into the multiplier, M' = floor(M * 2^k / count) with shift
+    s + k, k = min(floor(log2(count)), 32, 31 - s) (`fixed_point.tflite_mean_multiplier`),
+    and out = clamp(multiply(sum(x - zx), M', s + k) + z_out), the multiply rounding by
+    that rule; TFLite's is "double_away".
+
+    With `bias` (TFLite's optimized 4-D MEAN over H and W with keep_dims), the stored
+    values are summed (their zero point included), (M, s) stand for s_in / (count *
+    s_out) (no count is folded) and `bias` takes the place of the output zero point:
+    out = clamp(multiply(sum(x), M, s) + bias), with one of TFLite's rules
+    (`fixed_point.tflite_raw_mean`).
     """
 
     name = "qnn.global_average_pool"
     multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
     shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
+    rounding = rounding_prop()
+    bias = int_prop()
 
     def check(self, props: Props) -> None:
+        if check_rounding(props) == fixed_point.HALF_EVEN and props.int("bias") is not None:
+            raise fail("a 'bias' takes one of TFLite's roundings (the mean of stored values)")
         input_type = tensor_type(self.input)
         input_element = per_tensor(input_type, "the input")
         per_tensor(self.result.type, "the result")
@@ -1264,10 +1394,12 @@ QNN = Dialect(
         GemmOp,
         RequantizeOp,
         AddOp,
+        SubOp,
         MulOp,
         ClampOp,
         LutOp,
         SoftmaxOp,
+        TFLiteSoftmaxOp,
         LayerNormOp,
         LRNOp,
         MaxPoolOp,

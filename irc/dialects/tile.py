@@ -76,6 +76,7 @@ from xdsl.printer import Printer
 from irc.dialects.base import (
     Props,
     bool_prop,
+    check_rounding,
     fail,
     float_prop,
     int_prop,
@@ -83,6 +84,7 @@ from irc.dialects.base import (
     ints_prop,
     print_entries,
     print_value,
+    rounding_prop,
     split_entries,
     str_prop,
 )
@@ -809,8 +811,11 @@ class RequantizeFields(TileOp):
     output_zero_point = int_prop(0)
     clamp_min = int_prop()
     clamp_max = int_prop()
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
+        if check_rounding(props) != fixed_point.HALF_EVEN and element_of(self.acc) == i64:
+            raise fail("a wide (i64) accumulator is requantized half to even")
         if element_of(self.acc) not in (i32, i64, *ACTIVATIONS) or element_of(self.params) != i32:
             raise fail(
                 f"the input must be i32, i64, i8, ui8 or i16 and the parameters i32, got "
@@ -845,8 +850,9 @@ class RequantizeOp(RequantizeFields):
         out = clamp(fixed_point_multiply(acc - input_zero_point, M, s) + output_zero_point,
                     clamp_min, clamp_max)
 
-    rounding half to even, exactly `qnn.requantize` (irc/ir/fixed_point.py); an 8- or
-    16-bit input less its zero point is a standalone rescale (of a concat input, say).
+    rounding half to even (or by `rounding`, one of TFLite's rules), exactly
+    `qnn.requantize` (irc/ir/fixed_point.py); an 8- or 16-bit input less its zero
+    point is a standalone rescale (of a concat input, say).
     A wide i64 accumulator (of 16-bit activations) is scaled by the 16-bit multiplier
     round(M / 2^16) and a right shift of 15 + s (`fixed_point.wide_fixed_point_multiply`),
     which needs s >= -14. The
@@ -862,6 +868,11 @@ class RequantizeOp(RequantizeFields):
 
 
 POOL_KINDS = ("max", "average")
+
+POOL_ROUNDINGS = (*fixed_point.ROUNDINGS, "half_away")
+"""The rounding rules of an average pool: `qnn.average_pool`'s (half_even, TFLite's
+half_away of the stored values) and `qnn.global_average_pool`'s (TFLite's integer
+mean: the count folded into the multiplier, then that multiply's rounding)."""
 
 
 class OriginFields(TileOp):
@@ -923,8 +934,15 @@ class PoolFields(OriginFields):
     output_zero_point = int_prop(0)
     multiplier = int_prop(fixed_point.IDENTITY_MULTIPLIER[0])
     shift = int_prop(fixed_point.IDENTITY_MULTIPLIER[1])
+    rounding = rounding_prop()
+    bias = int_prop()
 
     def check(self, props: Props) -> None:
+        rounding = check_rounding(props, allowed=POOL_ROUNDINGS)
+        if rounding != fixed_point.HALF_EVEN and element_of(self.input) == f32:
+            raise fail("a float average has no rounding")
+        if props.int("bias") is not None and rounding not in fixed_point.TFLITE_ROUNDINGS:
+            raise fail("a 'bias' (TFLite's mean of stored values) takes one of its roundings")
         kind = props.str("kind")
         if kind not in POOL_KINDS:
             raise fail(f'\'kind\' must be "max" or "average", got "{kind}"')
@@ -987,8 +1005,13 @@ class PoolOp(PoolFields):
         out = clamp(round_half_even(sum * M * 2^-(31 + s) / count) + output_zero_point,
                     storage range)
 
-    exactly `qnn.average_pool` (`fixed_point.divide_round` with `multiplier`, `shift`). A
-    float average (f32) is sum / count.
+    exactly `qnn.average_pool` (`fixed_point.divide_round` with `multiplier`, `shift`);
+    with `rounding`, TFLite's: "half_away" divides the stored values' sum (the input
+    and output zero points are one) with ties away from zero, and the rules of
+    `fixed_point.ROUNDINGS` fold the count into the multiplier as TFLite's integer mean
+    does (`fixed_point.pool_average`); with `bias`, TFLite's optimized mean of the
+    stored values, `fixed_point.tflite_raw_mean` (as `qnn.global_average_pool` says).
+    A float average (f32) is sum / count.
 
         tile.pool %box, %out[%oy, %c0] {kind = "average", kernel_shape = [3, 3],
             pads = [1, 1, 1, 1], input_h = 12, input_w = 12, input_zero_point = -3}
@@ -1060,9 +1083,13 @@ class AddFields(QuantizedBinaryFields):
     left_shift = int_prop(fixed_point.ADD_LEFT_SHIFT)
     clamp_min = int_prop()
     clamp_max = int_prop()
+    input_rounding = rounding_prop()
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
         self.check_binary(props)
+        check_rounding(props, "input_rounding")
+        check_rounding(props)
         left_shift = props.int("left_shift")
         assert left_shift is not None  # the property has a default
         # The centred inputs, shifted, stay in int32: 9 bits for 8-bit inputs, 17 for 16.
@@ -1093,7 +1120,8 @@ class AddOp(AddFields):
         out = clamp(fixed_point_multiply(a + b, multiplier, shift) + output_zero_point,
                     clamp_min, clamp_max)
 
-    every multiply rounding half to even; the clamp defaults to the output's range.
+    every multiply rounding half to even, or as `input_rounding` (the inputs') and
+    `rounding` (the sum's) say; the clamp defaults to the output's range.
 
         tile.add %a, %b, %out {lhs_multiplier = 1073741824, lhs_shift = -1, ...}
             : memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">, memref<1x2x8x8xi8, "sram">
@@ -1113,9 +1141,11 @@ class MulFields(QuantizedBinaryFields):
     shift = prop_def(IntegerAttr.constr(type=I64))
     clamp_min = int_prop()
     clamp_max = int_prop()
+    rounding = rounding_prop()
 
     def check(self, props: Props) -> None:
         self.check_binary(props)
+        check_rounding(props)
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # required properties
         problem = fixed_point.check_multiplier(multiplier, shift)
@@ -1131,7 +1161,7 @@ class MulOp(MulFields):
                                          multiplier, shift) + output_zero_point,
                     clamp_min, clamp_max)
 
-    rounding half to even; the clamp defaults to the output's range.
+    rounding half to even (or by `rounding`); the clamp defaults to the output's range.
 
         tile.mul %a, %b, %out {multiplier = 1518500250, shift = 7}
             : memref<64xi8, "sram">, memref<64xi8, "sram">, memref<64xi8, "sram">

@@ -74,8 +74,9 @@ LAYERS_DIR = "layers"
 class CompiledLevels:
     """A model compiled in memory, with the levels the comparison runs."""
 
-    float_module: ModuleOp
-    """As `quantize` receives it (after graph-opt)."""
+    float_module: ModuleOp | None
+    """As `quantize` receives it (after graph-opt); None for a model that is integer
+    already (a TFLite import), which has no float level."""
     planned: ModuleOp
     """The integer module after `plan-ddr`: the reference, with the DDR plan."""
     stream: ModuleOp
@@ -93,10 +94,11 @@ def compile_levels(
 ) -> CompiledLevels:
     """Run `irc-compile`'s pipeline on the float model at `path` in memory, keeping the
     float module before `quantize` and the integer one after `plan-ddr`. `check` sees
-    the imported module first (and may raise)."""
+    the imported module first (and may raise). An integer model (a TFLite file) has no
+    float level: its float module is None."""
     from irc.codegen.package import package_files
     from irc.diagnostics import Severity
-    from irc.driver.pipeline import check_options, package_info
+    from irc.driver.pipeline import check_options, package_info, with_model
     from irc.importers.load import load_module
     from irc.ir.context import make_context
     from irc.passes import parse_pipeline
@@ -104,7 +106,8 @@ def compile_levels(
     from irc.targets import load_target
 
     check_options(options)
-    if not options.quantized:
+    options = with_model(options, path)
+    if not options.quantized and not options.prequantized:
         raise error(
             "the layer comparison needs an int8 compile: with --quantize none there is no "
             "integer reference",
@@ -116,7 +119,8 @@ def compile_levels(
     planned: ModuleOp | None = None
     with fewer_collections(), collect_diagnostics() as diagnostics:
         module = load_module("irc-run", path, dict(options.input_shapes))
-        _require_float(module, path)
+        if not options.prequantized:
+            _require_float(module, path)
         if check is not None:
             check(module)
         for module_pass in parse_pipeline(options.pipeline(), require_anchor=True):
@@ -130,7 +134,8 @@ def compile_levels(
             if module_pass.name == "plan-ddr":
                 planned = module.clone()
         files = package_files(module, target, package_info(path, module, options))
-    assert float_module is not None and planned is not None, "the int8 pipeline has both"
+    assert planned is not None, "the pipeline plans DDR"
+    assert float_module is not None or options.prequantized, "the int8 pipeline quantizes"
     warnings = [d.message for d in diagnostics if d.severity == Severity.WARNING]
     return CompiledLevels(float_module, planned, module, target, files, warnings)
 
@@ -204,6 +209,13 @@ def _layers(planned: ModuleOp, stream_main: FuncOp, target: Target) -> list[_Lay
     function = entry_function(planned)
     plan, index_of = backend.plan_memory(function, target)
     weights_memory, weights_bytes = npu.weights_region(stream_main)
+    value_of = {index: value for value, index in index_of.items()}
+    # The values that live in a slice of another's buffer (a zero-copy concat's
+    # inputs), by that buffer: their commands write it too.
+    slices: dict[int, list[SSAValue]] = {}
+    for index, record in enumerate(plan.values):
+        if record.role == "slice" and record.parent is not None and index in value_of:
+            slices.setdefault(record.parent, []).append(value_of[index])
     layers: list[_Layer] = []
     for tensor in quantized_tensors(function):
         value = tensor.value
@@ -226,11 +238,16 @@ def _layers(planned: ModuleOp, stream_main: FuncOp, target: Target) -> list[_Lay
             on_host,
         )
         if not on_host and record.role in ("own", "in-place") and record.offset >= 0:
-            owners = {_layer_key(Location.of(op))}
-            # A requantize runs as its MAC layer's output stage, with its commands.
-            producer = backend.fused_with(op)
-            if producer is not None:
-                owners.add(_layer_key(Location.of(producer)))
+            writers = [op] + [
+                part.op for part in slices.get(index_of[value], []) if isinstance(part, OpResult)
+            ]
+            owners: set[str | None] = set()
+            for writer in writers:
+                owners.add(_layer_key(Location.of(writer)))
+                # A requantize runs as its MAC layer's output stage, with its commands.
+                producer = backend.fused_with(writer)
+                if producer is not None:
+                    owners.add(_layer_key(Location.of(producer)))
             layer.owners = frozenset(name for name in owners if name is not None)
             layer.memory = record.memory
             arena = weights_bytes if record.memory == weights_memory else 0
@@ -244,7 +261,7 @@ def _layers(planned: ModuleOp, stream_main: FuncOp, target: Target) -> list[_Lay
 
 class _CapturingProgram(Program):
     """The simulator's `Program`, with a step after each command that writes a layer's
-    DDR buffer: it copies the bytes the command wrote into the layer's image."""
+    buffer: it copies the bytes the command wrote into the layer's image."""
 
     def __init__(
         self, function: FuncOp, target: Target, interpreter: Interpreter, layers: list[_Layer]
@@ -519,9 +536,12 @@ def compare_layers(levels: CompiledLevels, inputs: Mapping[str, np.ndarray]) -> 
             run_function(levels.stream, inputs, "main", functions)
 
     reference = _run_collecting(levels.planned, inputs, {layer.value for layer in layers})
-    float_values = _float_by_key(entry_function(levels.float_module))
-    wanted = {float_values[layer.key] for layer in layers if layer.key in float_values}
-    floats = _run_collecting(levels.float_module, inputs, wanted)
+    float_values: dict[str, SSAValue] = {}
+    floats: dict[SSAValue, np.ndarray] = {}
+    if levels.float_module is not None:
+        float_values = _float_by_key(entry_function(levels.float_module))
+        wanted = {float_values[layer.key] for layer in layers if layer.key in float_values}
+        floats = _run_collecting(levels.float_module, inputs, wanted)
 
     diffs: list[LayerDiff] = []
     by_value: dict[SSAValue, LayerDiff] = {}

@@ -23,6 +23,10 @@ The pipeline (docs/tools.md, `irc-compile`), every stage a registered pass, so t
 4. `plan-tiles`, `plan-ddr`, `lower-to-tile`, `lower-to-npu`: tiles under the SRAM,
    DDR placement, loops of copies and tile compute, the command stream.
 
+A model that is integer already (a TFLite import, or `qnn` IR: `is_prequantized`)
+skips stages 1 and 2: nothing is calibrated or quantized, and its pipeline starts at
+`partition` (`CompileOptions.prequantized`).
+
 Around the pipeline, not in it: the quantization error report (the float module as
 `quantize` receives it against the int8 one after `lower-to-qnn`, on the first
 calibration samples: irc/quantize/report.py), `codegen` (the package's files,
@@ -43,6 +47,7 @@ The optimisation levels:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -103,11 +108,14 @@ class CompileOptions:
     partition: str = "cost"
     """The partition's mode: cost (the default: never slower in the simulator than
     support on the test suite's models), or support (docs/partitioning.md)."""
+    prequantized: bool = False
+    """The model is integer already (`is_prequantized`: a TFLite import): no graph
+    passes, no calibration, no quantization; the pipeline starts at `partition`."""
 
     @property
     def quantized(self) -> bool:
         """Whether the compile quantizes (int8, or int16 activations)."""
-        return self.quantize != "none"
+        return self.quantize != "none" and not self.prequantized
 
     @property
     def chosen_observer(self) -> str:
@@ -122,7 +130,7 @@ class CompileOptions:
             return get_pass_class(name)(**values)
 
         target = self.target
-        passes = [make("graph-opt", activations=("relu", "clip"))]
+        passes = [] if self.prequantized else [make("graph-opt", activations=("relu", "clip"))]
         if self.quantized:
             passes += [
                 make("prepare-quantize"),
@@ -171,6 +179,7 @@ class CompileOptions:
             "int16_ops": list(self.int16_ops),
             "opt_level": self.opt_level,
             "input_shapes": {name: list(dims) for name, dims in sorted(self.input_shapes.items())},
+            "prequantized": self.prequantized,
         }
 
 
@@ -284,9 +293,59 @@ a small model), so after the other passes, where little dies and much lives, it 
 costs: on a small CNN, collecting after every stage was 85% of the compile."""
 
 
+PREQUANTIZED_SUFFIXES = (".tflite",)
+"""Model files that import integer (TFLite: straight into `qnn`)."""
+
+
+def with_model(options: CompileOptions, path: Path) -> CompileOptions:
+    """`options` for the model at `path`: prequantized when its format imports
+    integer (a `.tflite` file), checked again for what that rules out."""
+    if path.suffix in PREQUANTIZED_SUFFIXES and not options.prequantized:
+        options = dataclasses.replace(options, prequantized=True)
+        check_options(options)
+    return options
+
+
+def is_prequantized(module: ModuleOp) -> bool:
+    """Whether a module is integer already, so that quantizing it has nothing to do: it
+    holds `qnn` ops (a TFLite import, or IR after `lower-to-qnn`), or a function reads
+    quantized tensors (a TFLite model of value-moving operators only)."""
+    from xdsl.dialects.func import FuncOp
+
+    from irc.dialects.qnn import QNNOp
+    from irc.dialects.quant import quantized_element
+
+    for op in module.walk():
+        if isinstance(op, QNNOp):
+            return True
+        if isinstance(op, FuncOp) and any(
+            quantized_element(argument.type) is not None for argument in op.args
+        ):
+            return True
+    return False
+
+
 def check_options(options: CompileOptions) -> None:
     """Reject options that cannot work, before any work is done."""
     where = Location(file="irc-compile")
+    if options.prequantized:
+        flags = {
+            "--quantize": options.quantize != "int8",
+            "--calibration-data": options.calibration_data,
+            "--calibration-stats": options.calibration_stats,
+            "--float-layers": options.float_layers,
+            "--int16-layers": options.int16_layers,
+            "--int16-ops": options.int16_ops,
+            "--observer": options.observer,
+        }
+        given = [flag for flag, value in flags.items() if value]
+        if given:
+            raise error(
+                f"{given[0]} has no effect: the model is quantized already (an int8 TFLite "
+                "model or qnn IR keeps its own scales)",
+                where,
+                hint=f"drop {given[0]}",
+            )
     if options.quantize not in QUANTIZE_MODES:
         raise error(
             f"--quantize must be one of {', '.join(QUANTIZE_MODES)}, got '{options.quantize}'",
@@ -353,11 +412,17 @@ def _compile(path: Path, options: CompileOptions, progress: Progress | None) -> 
 
     check_options(options)
     target = load_target(options.target)
-    pipeline = options.pipeline()
+    options = with_model(options, path)
     stages = _Stages(stage_names(options), progress)
     module = stages.run(
         "import", lambda: load_module("irc-compile", path, dict(options.input_shapes))
     )
+    if is_prequantized(module) and not options.prequantized:
+        # Integer IR given as text: its pipeline is the prequantized one.
+        options = dataclasses.replace(options, prequantized=True)
+        check_options(options)
+        stages.names = stage_names(options)
+    pipeline = options.pipeline()
     measuring = _ErrorMeasurement(options)
     reports: dict[str, Any] = {}
     # The pipeline runs as written: the parsed text, not the passes it was made from.

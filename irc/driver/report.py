@@ -317,6 +317,9 @@ def _ops_in_brief(names: Iterable[str], limit: int = 6) -> str:
     return text + (f" and {len(counts) - limit} more kinds" if len(counts) > limit else "")
 
 
+PREQUANTIZED = "int8, quantized already (an int8 TFLite model or qnn IR: no calibration)"
+"""What the reports say of a model that is integer when it is imported."""
+
 SUMMARY_OUTPUTS = 3
 """Outputs the summary names; report.md lists them all."""
 
@@ -325,6 +328,8 @@ def _options_text(result: CompileResult) -> str:
     options = result.options
     if options.quantized:
         quantize = f"{options.quantize} ({options.chosen_observer} observer)"
+    elif options.prequantized:
+        quantize = PREQUANTIZED
     else:
         quantize = "float (--quantize none)"
     floats = f", float layers: {', '.join(options.float_layers)}" if options.float_layers else ""
@@ -385,6 +390,8 @@ def summary_text(result: CompileResult) -> str:
                 f"{worst.key.removesuffix('#0')} ({worst.op}): cosine {worst.cosine:.5f}, "
                 f"SQNR {_sqnr_text(worst.sqnr_db)} dB",
             )
+    elif result.options.prequantized:
+        line("output", "quantized already: no float model to measure the error against")
     else:
         line("output", "float: no quantization error")
     clock_mhz = target.mac_array.clock_hz / 1e6
@@ -681,6 +688,12 @@ def _layers_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str
 def _quantization_section(result: CompileResult) -> list[str]:
     lines = ["## Quantization", ""]
     errors = result.errors
+    if result.options.prequantized:
+        return [
+            *lines,
+            f"The model is {PREQUANTIZED}: there is no float model to compare with.",
+            "",
+        ]
     if not result.options.quantized or errors is None:
         return [*lines, "The model runs in float (`--quantize none`): no quantization error.", ""]
     lines.append(

@@ -1,7 +1,9 @@
-"""A model file as a verified module: an ONNX model imported, or textual IR parsed.
+"""A model file as a verified module: an ONNX or TFLite model imported, or textual IR
+parsed.
 
 What the command-line tools and the driver read a model with. Imports nothing heavy
-at module level (onnx only for an .onnx file), so that a tool's `--help` stays fast.
+at module level (onnx only for an .onnx file, tflite for a .tflite one), so that a
+tool's `--help` stays fast.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ if TYPE_CHECKING:
 
 
 def load_module(tool: str, path: Path, input_shapes: dict[str, list[int]]) -> ModuleOp:
-    """A model file as a verified module: `.onnx` imported, anything else parsed as
-    textual IR (weights in a sidecar next to it are found). An unreadable file is an
-    error reported as `TOOL: error: ...`."""
+    """A model file as a verified module: `.onnx` imported (`input_shapes` fix its
+    symbolic dimensions), `.tflite` imported into `qnn` (irc/importers/tflite.py),
+    anything else parsed as textual IR (weights in a sidecar next to it are found). An
+    unreadable file is an error reported as `TOOL: error: ...`."""
     from irc.diagnostics import Location, error
     from irc.ir.context import make_context
     from irc.ir.io import parse_module, verify_module
@@ -28,6 +31,17 @@ def load_module(tool: str, path: Path, input_shapes: dict[str, list[int]]) -> Mo
         from irc.importers.onnx import import_model
 
         module = import_model(path, input_shapes)
+    elif path.suffix == ".tflite":
+        from irc.importers.tflite import import_tflite
+
+        if input_shapes:
+            name = next(iter(input_shapes))
+            raise error(
+                f"--input-shape {name}=... has no effect on a TFLite model: its shapes are static",
+                Location(file=tool),
+                hint="drop --input-shape",
+            )
+        module = import_tflite(path)
     else:
         try:
             text = path.read_text()

@@ -197,6 +197,7 @@ class QNNFunctions(InterpreterFunctions):
             high,
             props.int("axis"),
             wide=nn_interp.result_dtype(op.input) == np.int64,
+            rounding=props.str("rounding") or fixed_point.HALF_EVEN,
         )
         return (result.astype(_result_dtype(op)),)
 
@@ -204,27 +205,38 @@ class QNNFunctions(InterpreterFunctions):
 
     @impl(qnn.AddOp)
     def run_add(self, interpreter: Interpreter, op: qnn.AddOp, args: PythonValues) -> PythonValues:
+        return (self._add(op, args, subtract=False),)
+
+    @impl(qnn.SubOp)
+    def run_sub(self, interpreter: Interpreter, op: qnn.SubOp, args: PythonValues) -> PythonValues:
+        return (self._add(op, args, subtract=True),)
+
+    @staticmethod
+    def _add(op: qnn.AddOp | qnn.SubOp, args: PythonValues, subtract: bool) -> np.ndarray:
+        """The rescaled inputs' sum (or difference), requantized (`qnn.add`)."""
         props = op.props()
         left_shift = props.int("left_shift") or 0
         lhs = np.left_shift(centered(args[0], op.lhs.type), left_shift)
         rhs = np.left_shift(centered(args[1], op.rhs.type), left_shift)
-        lhs = fixed_point.fixed_point_multiply(
-            lhs, op.lhs_multiplier.value.data, op.lhs_shift.value.data
+        input_rounding = props.str("input_rounding") or fixed_point.HALF_EVEN
+        lhs = fixed_point.rounding_multiply(
+            lhs, op.lhs_multiplier.value.data, op.lhs_shift.value.data, rounding=input_rounding
         )
-        rhs = fixed_point.fixed_point_multiply(
-            rhs, op.rhs_multiplier.value.data, op.rhs_shift.value.data
+        rhs = fixed_point.rounding_multiply(
+            rhs, op.rhs_multiplier.value.data, op.rhs_shift.value.data, rounding=input_rounding
         )
         output = _element(op.result.type)
         low, high = qnn.clamp_bounds(op)
         result = fixed_point.requantize(
-            lhs + rhs,
+            lhs - rhs if subtract else lhs + rhs,
             op.multiplier.value.data,
             op.shift.value.data,
             output.zero_point_values[0],
             low,
             high,
+            rounding=props.str("rounding") or fixed_point.HALF_EVEN,
         )
-        return (result.astype(_result_dtype(op)),)
+        return result.astype(_result_dtype(op))
 
     @impl(qnn.MulOp)
     def run_mul(self, interpreter: Interpreter, op: qnn.MulOp, args: PythonValues) -> PythonValues:
@@ -238,6 +250,7 @@ class QNNFunctions(InterpreterFunctions):
             output.zero_point_values[0],
             low,
             high,
+            rounding=op.props().str("rounding") or fixed_point.HALF_EVEN,
         )
         return (result.astype(_result_dtype(op)),)
 
@@ -286,6 +299,22 @@ class QNNFunctions(InterpreterFunctions):
             low,
             high,
             mask=args[1] if len(args) > 1 else None,
+        )
+        return (result.astype(_result_dtype(op)),)
+
+    @impl(qnn.TFLiteSoftmaxOp)
+    def run_tflite_softmax(
+        self, interpreter: Interpreter, op: qnn.TFLiteSoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        output = _element(op.result.type)
+        low, high = output.storage_range
+        result = fixed_point.float_table_softmax(
+            args[0],
+            np.asarray(op.props().floats("table"), dtype=np.float32),
+            output.scale_values[0],
+            output.zero_point_values[0],
+            low,
+            high,
         )
         return (result.astype(_result_dtype(op)),)
 
@@ -383,16 +412,40 @@ class QNNFunctions(InterpreterFunctions):
         x = centered(args[0], op.input.type)
         axes = tuple(range(2, x.ndim))
         sums = x.sum(axis=axes, keepdims=True)
-        return (self._average(op, sums, math.prod(x.shape[2:])),)
+        count = math.prod(x.shape[2:])
+        props = op.props()
+        bias = props.int("bias")
+        if bias is None:
+            return (self._average(op, sums, count),)
+        output = _element(op.result.type)
+        mean = fixed_point.tflite_raw_mean(
+            sums,
+            count,
+            _element(op.input.type).zero_point_values[0],
+            props.int("multiplier") or 0,
+            props.int("shift") or 0,
+            props.str("rounding") or fixed_point.HALF_EVEN,
+            bias,
+        )
+        result = fixed_point.saturate(mean, output.storage_range)
+        return (result.astype(_result_dtype(op)),)
 
     @staticmethod
     def _average(op: qnn.QNNOp, sums: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
-        """round_half_even(sums * m / counts) + z_out, saturated to the result's storage."""
+        """round_half_even(sums * m / counts) + z_out, saturated to the result's storage;
+        or as the op's `rounding` says (`fixed_point.pool_average`)."""
         props = op.props()
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
         output = _element(op.results[0].type)
-        averages = fixed_point.divide_round(sums, multiplier, shift, counts)
+        averages = fixed_point.pool_average(
+            sums,
+            counts,
+            multiplier,
+            shift,
+            props.str("rounding") or fixed_point.HALF_EVEN,
+            output.zero_point_values[0],
+        )
         result = fixed_point.saturate(averages + output.zero_point_values[0], output.storage_range)
         return result.astype(_result_dtype(op))
 

@@ -158,10 +158,17 @@ class _Rescale:
         self.low, self.high = tile.check_clamp(props, tile.element_of(op.output))
         self.multiplier, self.shift = op.multiplier.value.data, op.shift.value.data
         self.zero_point = props.int("output_zero_point") or 0
+        self.rounding = props.str("rounding") or fixed_point.HALF_EVEN
 
     def into(self, output: np.ndarray, sums: np.ndarray) -> None:
         output[...] = fixed_point.requantize(
-            sums, self.multiplier, self.shift, self.zero_point, self.low, self.high
+            sums,
+            self.multiplier,
+            self.shift,
+            self.zero_point,
+            self.low,
+            self.high,
+            rounding=self.rounding,
         )
 
 
@@ -173,6 +180,7 @@ class AddTile(_Rescale):
         super().__init__(op)
         props = op.props()
         self.left_shift = props.int("left_shift") or 0
+        self.input_rounding = props.str("input_rounding") or fixed_point.HALF_EVEN
         self.inputs = [
             (
                 props.int("lhs_zero_point") or 0,
@@ -192,7 +200,11 @@ class AddTile(_Rescale):
         for array, (zero_point, multiplier, shift) in zip((lhs, rhs), self.inputs):
             centred = np.subtract(array, zero_point, dtype=np.int64)
             centred <<= self.left_shift
-            terms.append(fixed_point.fixed_point_multiply(centred, multiplier, shift))
+            terms.append(
+                fixed_point.rounding_multiply(
+                    centred, multiplier, shift, rounding=self.input_rounding
+                )
+            )
         # Not in place: either input may be the one broadcast (a constant lhs).
         self.into(output, terms[0] + terms[1])
 
@@ -276,6 +288,7 @@ class RequantizeTile:
         self.op, self.input_zero_point = op, input_zero_point
         self.low, self.high = tile.check_clamp(props, output_element)
         self.output_zero_point = props.int("output_zero_point") or 0
+        self.rounding = props.str("rounding") or fixed_point.HALF_EVEN
 
     def __call__(self, acc: np.ndarray, params: np.ndarray, output: np.ndarray) -> None:
         """Requantize `acc` into `output` with the pairs of `params`."""
@@ -309,6 +322,7 @@ class RequantizeTile:
             self.high,
             axis,
             wide=wide,
+            rounding=self.rounding,
         )
         output[...] = result
 
@@ -474,8 +488,18 @@ class TileFunctions(InterpreterFunctions):
             return ()
         multiplier, shift = props.int("multiplier"), props.int("shift")
         assert multiplier is not None and shift is not None  # the properties have defaults
-        averages = fixed_point.divide_round(sums, multiplier, shift, counts)
+        rounding = props.str("rounding") or fixed_point.HALF_EVEN
         low, high = tile.storage_range(tile.element_of(op.output))
+        bias = props.int("bias")
+        if bias is not None:
+            mean = fixed_point.tflite_raw_mean(
+                sums, counts, zero_point, multiplier, shift, rounding, bias
+            )
+            _store(output, np.clip(mean, low, high))
+            return ()
+        averages = fixed_point.pool_average(
+            sums, counts, multiplier, shift, rounding, props.int("output_zero_point") or 0
+        )
         _store(output, np.clip(averages + (props.int("output_zero_point") or 0), low, high))
         return ()
 

@@ -214,6 +214,175 @@ def wide_fixed_point_multiply(
     return _shift_half_to_even(product, total_shift)
 
 
+# --------------------------------------------------------------------------------------
+# TFLite's roundings
+
+HALF_EVEN = "half_even"
+"""irc's rounding: one rounding of the exact product, ties to even (`fixed_point_multiply`)."""
+
+ROUNDINGS = (HALF_EVEN, "half_up", "double_up", "double_away")
+"""The rounding rules of a fixed-point multiply by (M, s), m = M * 2^-(31 + s):
+
+- `half_even`: irc's, round_half_even(acc * m), exactly (the module docstring);
+- `half_up`: one rounding of the exact product, ties towards +infinity:
+  floor(acc * M * 2^-(31 + s) + 1/2) (TFLite built with TFLITE_SINGLE_ROUNDING; and
+  what an ARM `vqrdmulh` of a value shifted left beforehand computes);
+- `double_up` and `double_away`: gemmlowp's two roundings, as TFLite's
+  `MultiplyByQuantizedMultiplier` computes them: with l = max(-s, 0) and
+  r = max(s, 0), first h = SaturatingRoundingDoublingHighMul(acc * 2^l, M) =
+  floor((acc * 2^l * M + 2^30) / 2^31) (ties towards +infinity), then a rounding
+  right shift of h by r bits: ties towards +infinity for `double_up` (ARM's `vrshl`,
+  ruy's x86 and ARM kernels, TFLite's vector paths), away from zero for `double_away`
+  (gemmlowp's `RoundingDivideByPOT`, TFLite's scalar code).
+
+Rounding twice can differ from rounding once by one step: 2.4997 may round to 2.5
+and then to 3. TFLite's multipliers and shifts are (M, -s): its exponent is irc's
+shift negated.
+"""
+
+TFLITE_ROUNDINGS = ROUNDINGS[1:]
+"""The rounding rules that TFLite's kernels use (irc's own is half_even)."""
+
+
+def check_rounding(rounding: str) -> str | None:
+    """Why `rounding` is not a rounding rule, or None if it is one."""
+    if rounding not in ROUNDINGS:
+        return f'rounding "{rounding}" is not one of {", ".join(ROUNDINGS)}'
+    return None
+
+
+def rounding_multiply(
+    accumulator: np.ndarray,
+    multiplier: int | Sequence[int] | np.ndarray,
+    shift: int | Sequence[int] | np.ndarray,
+    axis: int | None = None,
+    rounding: str = HALF_EVEN,
+) -> np.ndarray:
+    """acc * M * 2^-(31 + s) rounded by `rounding` (one of `ROUNDINGS`), as int64.
+
+    `accumulator` holds int32 values; for the double roundings acc * 2^max(-s, 0) must
+    fit int32 too (TFLite wraps it around). Per-channel multipliers and shifts apply
+    along `axis`, as in `fixed_point_multiply`.
+    """
+    if rounding == HALF_EVEN:
+        return fixed_point_multiply(accumulator, multiplier, shift, axis)
+    accumulator = np.asarray(accumulator)
+    _check_int32(accumulator)
+    multipliers = _along(multiplier, axis, accumulator.ndim)
+    shifts = _along(shift, axis, accumulator.ndim)
+    if rounding == "half_up":
+        total = shifts + 31
+        product = np.asarray(np.multiply(accumulator, multipliers, dtype=np.int64))
+        product += np.left_shift(np.int64(1), total - 1)
+        return np.right_shift(product, total, out=product)
+    if rounding not in ("double_up", "double_away"):
+        raise ValueError(check_rounding(rounding))
+    left = np.maximum(-shifts, 0)
+    right = np.maximum(shifts, 0)
+    shifted = np.left_shift(accumulator.astype(np.int64), left)
+    if shifted.size and (shifted.min() < INT32_MIN or shifted.max() > INT32_MAX):
+        raise ValueError("the requantization input shifted left overflows int32")
+    # SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31). It saturates only
+    # for a = b = -2^31, and M >= 0.
+    high = np.multiply(shifted, multipliers, dtype=np.int64)
+    high += 1 << 30
+    high = np.right_shift(high, 31, out=high)
+    half = np.where(right > 0, np.left_shift(np.int64(1), np.maximum(right - 1, 0)), 0)
+    if rounding == "double_up":
+        return np.right_shift(high + half, right)
+    magnitude = np.right_shift(np.abs(high) + half, right)
+    return np.where(high < 0, -magnitude, magnitude)
+
+
+def tflite_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's `QuantizeMultiplier` of a float64 multiplier as irc's (M, s): M rounded
+    half away from zero from the binary fraction (std::round), a fraction that rounds
+    up to 2^31 halved, and a multiplier below 2^-31 (TFLite's 0) as (2^30, 31), which
+    rounds every int32 to 0 as TFLite's 0 does, under every rule."""
+    if not (math.isfinite(real) and real >= 0):
+        raise ValueError(f"a requantization multiplier must be finite and >= 0, got {real}")
+    if real == 0:
+        return MULTIPLIER_MIN, SHIFT_MAX
+    fraction, exponent = math.frexp(real)
+    multiplier = math.floor(fraction * (1 << 31) + 0.5)  # exact: fraction has 53 bits
+    if multiplier == 1 << 31:
+        multiplier, exponent = multiplier // 2, exponent + 1
+    if exponent < -31:
+        return MULTIPLIER_MIN, SHIFT_MAX
+    shift = -exponent
+    if shift < SHIFT_MIN:
+        raise ValueError(f"requantization multiplier {real} is too large (the limit is 2^30)")
+    return multiplier, shift
+
+
+def tflite_mean_multiplier(multiplier: int, shift: int, count: int) -> tuple[int, int]:
+    """TFLite's integer mean of `count` values folds 1 / count into the multiplier of
+    s_in / s_out, (M, s): with k = min(floor(log2(count)), 32, 31 - s), the mean's
+    multiplier is M' = floor(M * 2^k / count) with shift s + k (M' lies in
+    (M / 2, M], so it can be below 2^30). `reference_ops::QuantizedMeanOrSum`."""
+    k = min(count.bit_length() - 1, 32, 31 - shift)
+    return (multiplier << k) // count, shift + k
+
+
+def divide_round_away(sums: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+    """sums / counts rounded to the nearest integer, ties away from zero (C's
+    (s + c/2) / c for s > 0, (s - c/2) / c otherwise, both truncating), as int64:
+    TFLite's int8 average pooling."""
+    sums = np.asarray(sums).astype(np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    half = counts // 2
+    quotient = (np.abs(sums) + half) // counts
+    return np.where(sums > 0, quotient, -((np.abs(sums) + half) // counts))
+
+
+def pool_average(
+    sums: np.ndarray,
+    counts: np.ndarray | int,
+    multiplier: int,
+    shift: int,
+    rounding: str,
+    zero_point: int,
+) -> np.ndarray:
+    """The average of pooled centred values less the output zero point, by `rounding`:
+    irc's half_even (`divide_round`), TFLite's pooling ("half_away": the
+    stored values, whose zero point is also the output's, divided with ties away from
+    zero) or TFLite's integer mean (the count folded into the multiplier,
+    `tflite_mean_multiplier`, then one rounding multiply by `rounding`), as
+    `qnn.average_pool`, `qnn.global_average_pool` and `tile.pool` say."""
+    if rounding == HALF_EVEN:
+        return divide_round(sums, multiplier, shift, counts)
+    if rounding == "half_away":
+        counts = np.asarray(counts, dtype=np.int64)
+        return divide_round_away(sums + zero_point * counts, counts) - zero_point
+    sums = np.asarray(sums).astype(np.int64)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), sums.shape)
+    result = np.empty(sums.shape, np.int64)
+    for count in np.unique(counts):  # a global pool: one count
+        where = counts == count
+        folded, folded_shift = tflite_mean_multiplier(multiplier, shift, int(count))
+        result[where] = rounding_multiply(sums[where], folded, folded_shift, rounding=rounding)
+    return result
+
+
+def tflite_raw_mean(
+    centred_sums: np.ndarray,
+    counts: np.ndarray | int,
+    input_zero_point: int,
+    multiplier: int,
+    shift: int,
+    rounding: str,
+    bias: int,
+) -> np.ndarray:
+    """TFLite's optimized 4-D mean (`optimized_integer_ops::Mean`), int64: the sums of
+    the stored values (the centred sums plus count * the input zero point), multiplied
+    by (M, s) for s_in / (count * s_out) with `rounding`, plus `bias` (TFLite's
+    z_out - round(z_in * s_in / s_out), in place of the output zero point)."""
+    sums = np.asarray(centred_sums).astype(np.int64) + input_zero_point * np.asarray(
+        counts, dtype=np.int64
+    )
+    return rounding_multiply(sums, multiplier, shift, rounding=rounding) + bias
+
+
 def requantize(
     accumulator: np.ndarray,
     multiplier: int | Sequence[int] | np.ndarray,
@@ -223,15 +392,18 @@ def requantize(
     clamp_max: int,
     axis: int | None = None,
     wide: bool = False,
+    rounding: str = HALF_EVEN,
 ) -> np.ndarray:
     """clamp(fixed_point_multiply(acc, M, s) + zero_point, clamp_min, clamp_max), int64.
 
-    The rounding rule of every integer op: see the module docstring. A `wide`
-    accumulator (48 bits, of 16-bit activations) is scaled by
-    `wide_fixed_point_multiply` instead.
+    The rounding rule of every integer op: see the module docstring; `rounding` picks
+    one of TFLite's instead (`ROUNDINGS`). A `wide` accumulator (48 bits, of 16-bit
+    activations) is scaled by `wide_fixed_point_multiply` instead.
     """
-    multiply = wide_fixed_point_multiply if wide else fixed_point_multiply
-    scaled = multiply(accumulator, multiplier, shift, axis)
+    if wide:
+        scaled = wide_fixed_point_multiply(accumulator, multiplier, shift, axis)
+    else:
+        scaled = rounding_multiply(accumulator, multiplier, shift, axis, rounding)
     scaled += zero_point
     return np.clip(scaled, clamp_min, clamp_max, out=scaled)
 
@@ -478,6 +650,43 @@ def softmax(
     reciprocal = np.left_shift(np.int64(1), bits + SOFTMAX_FRACTION_BITS) // total
     probability = np.right_shift(exps * reciprocal + np.left_shift(np.int64(1), bits - 1), bits)
     return requantize(probability, multiplier, shift, zero_point, clamp_min, clamp_max)
+
+
+def float_table_softmax(
+    stored: np.ndarray,
+    table: np.ndarray,
+    scale: float,
+    zero_point: int,
+    clamp_min: int,
+    clamp_max: int,
+) -> np.ndarray:
+    """TFLite's int8 softmax as its x86 and non-clang ARM builds compute it, in float32,
+    over the last axis, as int64.
+
+    `table` holds 256 float32 values, table[d] = exp(-beta * s_in * d), which TFLite
+    computes at prepare time (`PopulateSoftmaxLookupTable`). Each row of stored values:
+
+        d_j = max(x) - x_j                   0..255
+        S = ((e_0 + e_1) + e_2) + ...        e_j = table[d_j], float32, summed in order
+        r = 1 / (S * scale)                  float32 (scale: the output's, 1/256)
+        out_j = clamp(round_half_away(e_j * r) + zero_point)
+
+    every operation a float32 one, rounded to nearest even (IEEE), and the sum in the
+    row's order: `optimized_ops::Softmax`, whose loops no compiler may reorder without
+    -ffast-math.
+    """
+    values = np.asarray(stored).astype(np.int64)
+    if values.size == 0:
+        return values
+    entries = np.asarray(table, dtype=np.float32)
+    distance = np.clip(values.max(axis=-1, keepdims=True) - values, 0, entries.size - 1)
+    exps = entries[distance]
+    # np.cumsum adds in order, in float32 (np.sum would add pairwise).
+    total = np.cumsum(exps, axis=-1, dtype=np.float32)[..., -1:]
+    reciprocal = np.float32(1.0) / (total * np.float32(scale))
+    probability = (exps * reciprocal).astype(np.float64)  # float32 products, exact in float64
+    rounded = np.floor(np.abs(probability) + 0.5) * np.sign(probability)  # std::round
+    return np.clip(rounded.astype(np.int64) + zero_point, clamp_min, clamp_max)
 
 
 # --------------------------------------------------------------------------------------

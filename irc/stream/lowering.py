@@ -78,6 +78,9 @@ from irc.targets import Target
 SRAM = npu.SRAM
 QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
 
+MAC_STAGE_PROPERTIES = ("output_zero_point", "clamp_min", "clamp_max", "rounding")
+"""The properties of a `tile.requantize` that a MAC command's output stage takes."""
+
 
 @dataclass
 class Statistics:
@@ -796,8 +799,8 @@ class StreamLowering:
         pending.reads.append(params_view)
         pending.writes.append(output_view)
         props = op.props()
-        for name in ("output_zero_point", "clamp_min", "clamp_max"):
-            value = props.attr(name)
+        for name in MAC_STAGE_PROPERTIES:
+            value = props.attr(name) if name != "rounding" else op.properties.get(name)
             if value is not None:
                 pending.properties[name] = value
         if props.int("input_zero_point"):
@@ -854,8 +857,7 @@ class StreamLowering:
             if any(view.address % alignment for view in views):
                 return False
             pieces.append(views)
-        stage = ("output_zero_point", "clamp_min", "clamp_max")
-        properties = {k: v for k, v in pending.properties.items() if k not in stage}
+        properties = {k: v for k, v in pending.properties.items() if k not in MAC_STAGE_PROPERTIES}
         properties[tile.SEGMENTS] = DenseArrayBase.from_list(
             i32, [1, 1, 1, int(bias is not None), 0, 0]
         )

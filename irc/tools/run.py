@@ -374,7 +374,8 @@ def _compare_layers(args: argparse.Namespace) -> int:
                 "compile the package again",
             )
     print(f"compiled '{path}' in memory in {time.perf_counter() - start:.1f} s")
-    comparison = compare_layers(levels, _model_inputs(levels.float_module, args))
+    # The model's inputs: the float module's, or the integer module's (a TFLite model).
+    comparison = compare_layers(levels, _model_inputs(levels.float_module or levels.planned, args))
     print(comparison.format_text())
     if args.output_dir is not None:
         count = 0

@@ -2,8 +2,8 @@
 
     .venv/bin/python tests/bad_inputs/make_corpus.py
 
-The text cases (`mlir/`, `targets/`) are written by hand; this script writes `onnx/`
-and `data/` (the files cannot be read as text, and each is built from a valid model by
+The text cases (`mlir/`, `targets/`) are written by hand; this script writes `onnx/`,
+`tflite/` and `data/` (the files cannot be read as text, and each is built from a valid model by
 one deliberate mistake). Running it again gives the same bytes: the files are
 committed, and tests/test_bad_inputs.py checks that they are up to date.
 """
@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
 ONNX_DIR = HERE / "onnx"
+TFLITE_DIR = HERE / "tflite"
 DATA_DIR = HERE / "data"
 TARGETS_DIR = HERE / "targets"
 PRESET = HERE.parent.parent / "irc" / "targets" / "presets" / "npu-demo.toml"
@@ -510,11 +511,61 @@ def conv_model() -> onnx.ModelProto:
     )
 
 
+def tflite_files() -> dict[str, bytes]:
+    """Broken and unsupported TFLite models, each from a valid one by one change."""
+    from irc.testing import tflite_models
+
+    valid = tflite_models.SINGLE_OP_MODELS["conv_same_relu6"](0)
+
+    def float_model() -> bytes:
+        builder = tflite_models.TFLiteBuilder(0)
+        x = builder.tensor("x", (1, 4, 4, 2), "float32")
+        w = builder.tensor("w", (2, 1, 1, 2), "float32", data=np.ones((2, 1, 1, 2), np.float32))
+        y = builder.tensor("y", (1, 4, 4, 2), "float32")
+        builder.operator(
+            "CONV_2D", [x, w, -1], [y], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1
+        )
+        return builder.finish([x], [y])
+
+    def unsupported() -> bytes:
+        builder = tflite_models.TFLiteBuilder(0)
+        x = builder.activation("x", (1, 4), 0.1, 0)
+        y = builder.activation("y", (1, 4), 0.1, 0)
+        z = builder.activation("z", (1, 4), 0.1, 0)
+        builder.custom("Frobnicate", [x], [y])
+        builder.operator("GATHER", [y], [z])
+        return builder.finish([x], [z])
+
+    def relu(scale: float = 0.05, dtype: str = "int8", dynamic: bool = False) -> bytes:
+        builder = tflite_models.TFLiteBuilder(0)
+        x = builder.tensor("x", (1, 8), dtype, scale, 0)
+        y = builder.tensor("y", (1, 8), dtype, 0.05, 0)
+        if dynamic:
+            builder.tensors[x].shape_signature = (-1, 8)
+        builder.operator("RELU", [x], [y])
+        return builder.finish([x], [y])
+
+    return {
+        "empty.tflite": b"",
+        "random-bytes.tflite": np.random.default_rng(0).integers(0, 256, 4000, np.uint8).tobytes(),
+        "truncated-50.tflite": valid[: len(valid) // 2],
+        "float-model.tflite": float_model(),
+        "unsupported-ops.tflite": unsupported(),
+        "int16.tflite": relu(dtype="int16"),
+        "dynamic.tflite": relu(dynamic=True),
+        "zero-scale.tflite": relu(scale=0.0),
+        "valid.tflite": valid,
+    }
+
+
 def write_corpus(
-    onnx_dir: Path = ONNX_DIR, data_dir: Path = DATA_DIR, targets_dir: Path = TARGETS_DIR
+    onnx_dir: Path = ONNX_DIR,
+    data_dir: Path = DATA_DIR,
+    targets_dir: Path = TARGETS_DIR,
+    tflite_dir: Path = TFLITE_DIR,
 ) -> None:
     """Write every generated file (replacing the directories' previous contents)."""
-    for directory in (onnx_dir, data_dir, targets_dir):
+    for directory in (onnx_dir, data_dir, targets_dir, tflite_dir):
         shutil.rmtree(directory, ignore_errors=True)
         directory.mkdir(parents=True)
     for name, build in MODELS.items():
@@ -525,6 +576,8 @@ def write_corpus(
         (data_dir / name).write_bytes(content)
     for name, text in target_files().items():
         (targets_dir / name).write_text(text)
+    for name, content in tflite_files().items():
+        (tflite_dir / name).write_bytes(content)
     # Calibration directories: one empty (kept in git by a README), one with a bad sample.
     (data_dir / "calib-empty").mkdir()
     (data_dir / "calib-empty" / "README").write_text("no samples here, on purpose\n")
@@ -534,4 +587,4 @@ def write_corpus(
 
 if __name__ == "__main__":
     write_corpus()
-    print(f"wrote {ONNX_DIR}, {DATA_DIR} and {TARGETS_DIR}")
+    print(f"wrote {ONNX_DIR}, {DATA_DIR}, {TARGETS_DIR} and {TFLITE_DIR}")

@@ -361,6 +361,17 @@ func.func @matmul_params_without_output() attributes {npu.sram_bytes = 4096, npu
 
 // -----
 
+func.func @conv_rounding_without_stage() attributes {npu.sram_bytes = 4096, npu.sram_alignment = 64} {
+  %x = npu.view sram[0] : memref<1x3x3x4xi8, "sram">
+  %w = npu.view sram[64] : memref<8x3x3x4xi8, "sram">
+  %acc = npu.view sram[384] : memref<1x1x1x8xi32, "sram">
+  // expected-error @+1 {{'rounding' belongs to the requantizing stage of an i32 accumulator}}
+  npu.conv %x, %w, %acc {rounding = "double_up"} : memref<1x3x3x4xi8, "sram">, memref<8x3x3x4xi8, "sram">, memref<1x1x1x8xi32, "sram">
+  func.return
+}
+
+// -----
+
 func.func @conv_clamp_i32_result() attributes {npu.sram_bytes = 4096, npu.sram_alignment = 64} {
   %x = npu.view sram[0] : memref<1x3x3x4xi8, "sram">
   %w = npu.view sram[64] : memref<8x3x3x4xi8, "sram">

@@ -102,6 +102,9 @@ func.func @main(%arg: tensor<1x8x8x16xi8>, %h: tensor<1x10xf32>) -> (tensor<1x3x
   npu.conv %frame, %w, %acc bias %bias {input_zero_point = -3} : memref<1x5x10x16xi8, "sram">, memref<8x3x3x16xi8, "sram">, memref<1x3x8x8xi32, "sram">, memref<8xi32, "sram">
   // CHECK-NEXT: npu.conv %frame, %w, %acc bias %bias requantize %params into %out {accumulate = true, clamp_min = 5, input_zero_point = -3, output_zero_point = 5} : memref<1x5x10x16xi8, "sram">, memref<8x3x3x16xi8, "sram">, memref<1x3x8x8xi32, "sram">, memref<8xi32, "sram">, memref<8x2xi32, "sram">, memref<1x3x8x8xi8, "sram">
   npu.conv %frame, %w, %acc bias %bias requantize %params into %out {input_zero_point = -3, accumulate = true, output_zero_point = 5, clamp_min = 5} : memref<1x5x10x16xi8, "sram">, memref<8x3x3x16xi8, "sram">, memref<1x3x8x8xi32, "sram">, memref<8xi32, "sram">, memref<8x2xi32, "sram">, memref<1x3x8x8xi8, "sram">
+  // TFLite's rounding in the output stage (docs/tflite.md).
+  // CHECK-NEXT: npu.conv %frame, %w, %acc bias %bias requantize %params into %out {input_zero_point = -3, rounding = "double_up"} : memref<1x5x10x16xi8, "sram">, memref<8x3x3x16xi8, "sram">, memref<1x3x8x8xi32, "sram">, memref<8xi32, "sram">, memref<8x2xi32, "sram">, memref<1x3x8x8xi8, "sram">
+  npu.conv %frame, %w, %acc bias %bias requantize %params into %out {input_zero_point = -3, rounding = "double_up"} : memref<1x5x10x16xi8, "sram">, memref<8x3x3x16xi8, "sram">, memref<1x3x8x8xi32, "sram">, memref<8xi32, "sram">, memref<8x2xi32, "sram">, memref<1x3x8x8xi8, "sram">
   // CHECK-NEXT: npu.signal {queue = "mac", token = 1}
   npu.signal {queue = "mac", token = 1}
   // CHECK-NEXT: npu.wait {queue = "dma_out", token = 1}

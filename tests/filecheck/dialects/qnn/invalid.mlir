@@ -699,3 +699,109 @@ func.func @resize_unscaled_axis(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>)
   %y = qnn.resize %x {scales = array<f32: 1.0, 2.0, 2.0, 1.0>} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x2x!quant.uniform<i8:f32, 0.1>>
   func.return
 }
+
+// ---- TFLite's roundings and softmax (docs/tflite.md) ---------------------------------
+
+// -----
+
+func.func @requantize_rounding_unknown(%acc: tensor<4xi32>) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_up, double_up, double_away; got "half_down"}}
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0], rounding = "half_down"} : (tensor<4xi32>) -> tensor<4x!quant.uniform<i8:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @requantize_wide_rounding(%acc: tensor<4xi64>) {
+  // expected-error @+1 {{a wide (i64) input is requantized half to even}}
+  %y = qnn.requantize %acc {multiplier = [1073741824], shift = [0], rounding = "double_up"} : (tensor<4xi64>) -> tensor<4x!quant.uniform<i16:f32, 0.1>>
+  func.return
+}
+
+// -----
+
+func.func @add_input_rounding(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{'input_rounding' must be one of half_even, half_up, double_up, double_away; got "up"}}
+  %y = qnn.add %x, %x {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 20, input_rounding = "up"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @sub_rounding(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_up, double_up, double_away; got "half_away"}}
+  %y = qnn.sub %x, %x {lhs_multiplier = 1073741824, lhs_shift = 0, rhs_multiplier = 1073741824, rhs_shift = 0, multiplier = 1073741824, shift = 20, rounding = "half_away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @mul_rounding(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{'rounding' must be one of}}
+  %y = qnn.mul %x, %x {multiplier = 1073741824, shift = 0, rounding = "away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>, tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @average_pool_rounding(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_away; got "double_up"}}
+  %y = qnn.average_pool %x {kernel_shape = [2, 2], layout = "nhwc", rounding = "double_up"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x3x3x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @average_pool_half_away_multiplier(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{rounding "half_away" averages stored values: the multiplier is 1}}
+  %y = qnn.average_pool %x {kernel_shape = [2, 2], layout = "nhwc", rounding = "half_away", shift = -2} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x3x3x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @average_pool_half_away_type(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{rounding "half_away" averages stored values: the result has the input's type}}
+  %y = qnn.average_pool %x {kernel_shape = [2, 2], layout = "nhwc", rounding = "half_away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x3x3x8x!quant.uniform<i8:f32, 0.1:-2>>
+  func.return
+}
+
+// -----
+
+func.func @global_average_pool_rounding(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_up, double_up, double_away; got "half_away"}}
+  %y = qnn.global_average_pool %x {layout = "nhwc", rounding = "half_away"} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}
+
+// -----
+
+func.func @tflite_softmax_table(%x: tensor<2x10x!quant.uniform<i8:f32, 0.05:3>>) {
+  // expected-error @+1 {{the table has 2 entries, expected 256}}
+  %y = qnn.tflite_softmax %x {table = array<f32: 1.0, 0.5>} : (tensor<2x10x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x10x!quant.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+
+// -----
+
+func.func @tflite_softmax_negative_entry(%x: tensor<2x10x!quant.uniform<i8:f32, 0.05:3>>) {
+  // expected-error @+1 {{the table's entries must be finite and non-negative}}
+  %y = qnn.tflite_softmax %x {table = array<f32: 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0>} : (tensor<2x10x!quant.uniform<i8:f32, 0.05:3>>) -> tensor<2x10x!quant.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+
+// -----
+
+func.func @tflite_softmax_storage(%x: tensor<2x10x!quant.uniform<i16:f32, 0.05>>) {
+  // expected-error @+1 {{the input must have i8 storage, got i16}}
+  %y = qnn.tflite_softmax %x {table = array<f32: 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<2x10x!quant.uniform<i16:f32, 0.05>>) -> tensor<2x10x!quant.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+
+// -----
+
+func.func @global_average_pool_bias_half_even(%x: tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) {
+  // expected-error @+1 {{a 'bias' takes one of TFLite's roundings (the mean of stored values)}}
+  %y = qnn.global_average_pool %x {layout = "nhwc", bias = 3} : (tensor<1x4x4x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<1x1x1x8x!quant.uniform<i8:f32, 0.1:-3>>
+  func.return
+}

@@ -612,3 +612,35 @@ func.func @lrn_16_zero_point(%x: memref<4x16xi16, "sram">, %t: memref<2753xi32, 
   tile.lrn %x, %t, %x {input_zero_point = 2, size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi16, "sram">, memref<2753xi32, "sram">, memref<4x16xi16, "sram">
   func.return
 }
+
+// -----
+
+func.func @requantize_rounding(%acc: memref<2x8xi32, "sram">, %p: memref<1x2xi32, "sram">, %out: memref<2x8xi8, "sram">) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_up, double_up, double_away; got "down"}}
+  tile.requantize %acc, %p, %out {rounding = "down"} : memref<2x8xi32, "sram">, memref<1x2xi32, "sram">, memref<2x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @requantize_wide_rounding(%acc: memref<2x8xi64, "sram">, %p: memref<1x2xi32, "sram">, %out: memref<2x8xi16, "sram">) {
+  // expected-error @+1 {{a wide (i64) accumulator is requantized half to even}}
+  tile.requantize %acc, %p, %out {rounding = "double_up"} : memref<2x8xi64, "sram">, memref<1x2xi32, "sram">, memref<2x8xi16, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_rounding(%in: memref<1x4x4x8xi8, "sram">, %out: memref<1x2x2x8xi8, "sram">, %i: index) {
+  // expected-error @+1 {{'rounding' must be one of half_even, half_up, double_up, double_away, half_away; got "nearest"}}
+  tile.pool %in, %out[%i, %i] {kind = "average", kernel_shape = [2, 2], strides = [2, 2], input_h = 4, input_w = 4, rounding = "nearest"} : memref<1x4x4x8xi8, "sram">, memref<1x2x2x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @pool_bias_half_even(%in: memref<1x4x4x8xi8, "sram">, %out: memref<1x1x1x8xi8, "sram">, %i: index) {
+  // expected-error @+1 {{a 'bias' (TFLite's mean of stored values) takes one of its roundings}}
+  tile.pool %in, %out[%i, %i] {kind = "average", kernel_shape = [4, 4], input_h = 4, input_w = 4, bias = 3} : memref<1x4x4x8xi8, "sram">, memref<1x1x1x8xi8, "sram">
+  func.return
+}

@@ -43,6 +43,9 @@ func.func @conv(%box: memref<1x6x14x4xi8, "sram">, %w: memref<16x3x3x4xi8, "sram
   tile.bias_add %acc, %bias : memref<1x4x12x16xi32, "sram">, memref<16xi32, "sram">
   // CHECK-NEXT: tile.requantize %acc, %params, %out {clamp_min = 5, output_zero_point = 5} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
   tile.requantize %acc, %params, %out {clamp_min = 5, output_zero_point = 5} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
+  // TFLite's rounding (docs/tflite.md): two roundings, ties up.
+  // CHECK-NEXT: tile.requantize %acc, %params, %out {rounding = "double_up"} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
+  tile.requantize %acc, %params, %out {rounding = "double_up"} : memref<1x4x12x16xi32, "sram">, memref<16x2xi32, "sram">, memref<1x4x12x16xi8, "sram">
   func.return
 }
 
