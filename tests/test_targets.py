@@ -407,7 +407,7 @@ MISTAKES = [
         "output_block of two sizes",
         "clock_mhz = 200\n",
         "clock_mhz = 200\noutput_block = [2, 2]\ninput_block_depth = 16\n"
-        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "weight_bytes_per_cycle = 8\ntaps_per_step = 4\noutput_elements_per_cycle = 4\n",
         "output_block",
         "mac_array.output_block has 2 sizes; it takes 3",
         "output_block = [rows, columns, channels]",
@@ -416,7 +416,7 @@ MISTAKES = [
         "negative size in output_block",
         "clock_mhz = 200\n",
         "clock_mhz = 200\noutput_block = [2, -2, 8]\ninput_block_depth = 16\n"
-        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "weight_bytes_per_cycle = 8\ntaps_per_step = 4\noutput_elements_per_cycle = 4\n",
         "output_block",
         "mac_array.output_block = -2 must be at least 1",
         "output_block: an array of micro-blocks",
@@ -425,7 +425,7 @@ MISTAKES = [
         "micro-block without its weights' rate",
         "clock_mhz = 200\n",
         "clock_mhz = 200\noutput_block = [2, 2, 2]\ninput_block_depth = 8\n"
-        "depthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "taps_per_step = 4\noutput_elements_per_cycle = 4\n",
         "[mac_array]",
         "[mac_array] is missing 'weight_bytes_per_cycle' (output_block is set)",
         "add weight_bytes_per_cycle = ...",
@@ -434,7 +434,7 @@ MISTAKES = [
         "micro-block of part of a cycle",
         "clock_mhz = 200\n",
         "clock_mhz = 200\noutput_block = [2, 2, 2]\ninput_block_depth = 4\n"
-        "weight_bytes_per_cycle = 8\ndepthwise_taps = 4\noutput_elements_per_cycle = 4\n",
+        "weight_bytes_per_cycle = 8\ntaps_per_step = 4\noutput_elements_per_cycle = 4\n",
         "output_block",
         "a micro-block of 2x2x2 outputs over 4 input channels is 32 MACs, not a whole number "
         "of cycles of the 64-MAC array",
@@ -1102,7 +1102,7 @@ def test_ethos_presets_carry_vela_figures() -> None:
     # cycles per 32 input channels, the weight decoder at 8 bytes a cycle (a core).
     mac = u55.mac_array
     assert (mac.output_block, mac.input_block_depth, mac.block_cycles) == ((2, 2, 8), 32, 4)
-    assert (mac.weight_bytes_per_cycle, mac.depthwise_taps) == (8, 4)
+    assert (mac.weight_bytes_per_cycle, mac.taps_per_step) == (8, 4)
     assert (mac.output_elements_per_cycle, u65.mac_array.output_elements_per_cycle) == (4, 8)
     assert (u55.vector_unit.lanes, u65.vector_unit.lanes) == (8, 16)
     # Vela's operator constraints: the same for all.
@@ -1136,8 +1136,12 @@ def test_a_micro_block_array_counts_as_vela_does() -> None:
     assert mac.cycles(1, 8, 8, 64, 32, 9, False) == 16 * 4 * 9 * 8
     # One output pixel: the weights bound each step (32 cycles per 8 x 32 weights).
     assert mac.cycles(1, 1, 1, 64, 32, 9, False) == 32 * 9 * 8
-    # Three input channels take a whole input block: the shallow first layer.
-    assert mac.cycles(1, 8, 8, 64, 3, 9, False) == mac.cycles(1, 8, 8, 64, 32, 9, False)
+    # Three input channels: part-kernel first packs 4 taps of 8 channels a step, 3
+    # steps for the 9 taps instead of 9 (Vela's is_partkernel), still a third of the
+    # array's MACs wasted on the 8-channel granule.
+    assert mac.cycles(1, 8, 8, 64, 3, 9, False) == 16 * 4 * 3 * 8
+    # 64 channels: depth first (9 taps x 2 blocks) beats part-kernel (3 x 8).
+    assert mac.cycles(1, 8, 8, 64, 64, 9, False) == 16 * 4 * 18 * 8
     # Depthwise: 4 taps a step.
     assert mac.cycles(1, 8, 8, 64, 1, 9, True) == 16 * 4 * 3 * 8
     # A 1x1 conv of 16 to 16 channels over 16x16: the output stage (4 elements a cycle)

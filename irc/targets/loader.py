@@ -862,7 +862,7 @@ def _check_mac_array(checker: _Checker, table: dict[str, Any], values: dict[str,
             )
             return False
         values.update(input_block_depth=0, weight_bytes_per_cycle=0.0)
-        values.update(depthwise_taps=0, output_elements_per_cycle=0.0)
+        values.update(taps_per_step=0, output_elements_per_cycle=0.0)
         return True
     if len(block) != 3:
         checker.problem(

@@ -31,8 +31,10 @@ class MacArray:
     of `output_block` = (rows, columns, channels) outputs takes `block_cycles` per
     `input_block_depth` input channels and kernel tap, at least the cycles its weights
     take through the weight decoder (`weight_bytes_per_cycle`); a depthwise conv
-    takes `depthwise_taps` taps a step; and the output stage writes at most
-    `output_elements_per_cycle` elements a cycle (0: no bound)."""
+    takes `taps_per_step` taps a step, and so does a conv over few input channels when
+    that takes fewer steps ("part-kernel first": `taps_per_step` taps of
+    `input_block_depth / taps_per_step` channels a step); and the output stage writes
+    at most `output_elements_per_cycle` elements a cycle (0: no bound)."""
 
     rows: int
     columns: int
@@ -40,7 +42,7 @@ class MacArray:
     output_block: tuple[int, ...] = ()
     input_block_depth: int = 0
     weight_bytes_per_cycle: float = 0.0
-    depthwise_taps: int = 0
+    taps_per_step: int = 0
     output_elements_per_cycle: float = 0.0
 
     @property
@@ -80,10 +82,14 @@ class MacArray:
         weights = block_channels * self.input_block_depth / self.weight_bytes_per_cycle
         if depthwise:  # a 16-bit step takes `passes` times as long
             per_step = max(weights, self.block_cycles * blocks * passes)
-            steps = math.ceil(taps / self.depthwise_taps)
+            steps = math.ceil(taps / self.taps_per_step)
         else:  # a 16-bit input block is `passes` times shallower
             per_step = max(weights, self.block_cycles * blocks)
-            steps = taps * math.ceil(depth * passes / self.input_block_depth)
+            depth_first = taps * math.ceil(depth * passes / self.input_block_depth)
+            packed = max(1, self.taps_per_step // passes)  # Vela: 4 taps (2 at 16 bits)
+            granule = self.input_block_depth // self.taps_per_step
+            part_kernel = math.ceil(taps / packed) * math.ceil(depth / granule)
+            steps = min(depth_first, part_kernel)
         cycles = per_step * steps * math.ceil(channels / block_channels)
         if self.output_elements_per_cycle:
             cycles = max(cycles, pixels * channels / self.output_elements_per_cycle)

@@ -296,10 +296,11 @@ SECTIONS: tuple[Section, ...] = (
                 required_when="output_block",
             ),
             Field(
-                "depthwise_taps",
-                "depthwise_taps",
+                "taps_per_step",
+                "taps_per_step",
                 "int",
-                "kernel taps a depthwise step takes",
+                "kernel taps a step takes when it packs taps: a depthwise conv's, and a "
+                "conv's over few input channels (input_block_depth / taps_per_step of them)",
                 minimum=1,
                 maximum=4096,
                 required=False,

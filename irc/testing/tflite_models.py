@@ -799,3 +799,24 @@ NETWORKS: dict[str, Callable[[int], bytes]] = {
     "classifier_head": classifier_head,
 }
 """The small networks, by name."""
+
+
+# --------------------------------------------------------------------------------------
+# Single layers of the shared Keras models' shapes (bench/vela_side_by_side.py)
+
+
+SINGLE_LAYERS: dict[str, Callable[[int], bytes]] = {
+    "conv_3x3": _single(lambda n, x: n.conv(x, 64, activation="RELU"), (1, 28, 28, 64), 0.05, -128),
+    "conv_1x1_expand": _single(
+        lambda n, x: n.conv(x, 144, kernel=1, activation="RELU6"), (1, 56, 56, 24), 0.05, -3
+    ),
+    "depthwise_3x3": _single(
+        lambda n, x: n.depthwise(x, activation="RELU6"), (1, 56, 56, 144), 0.05, -128
+    ),
+    "fully_connected": _single(lambda n, x: n.fully_connected(x, 1000), (1, 1280), 0.05, -128),
+    "add": _two_inputs(lambda n, x, y: n.binary("ADD", x, y), (1, 28, 28, 32), (1, 28, 28, 32)),
+}
+"""One layer alone in a network, of the shapes of the shared Keras models' layers: a
+3x3 conv of ResNet-50's, MobileNetV2's 1x1 expansion and 3x3 depthwise conv of
+block 2, its classifier, its residual add of block 4 (`bench/vela_side_by_side.py
+--single-layers` compiles them with Vela and irc)."""

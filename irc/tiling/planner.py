@@ -959,14 +959,23 @@ def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
             f"the forced tile {tile} of {_describe(layer)} needs "
             f"{plan.sram_bytes} bytes of SRAM; the target has {capacity}"
         )
-    for double, full_rows in ((True, True), (True, False), (False, True), (False, False)):
-        fitting = [
-            tile
-            for tile in model.candidates(full_rows)
-            if sum(model.buffers(tile, double).values()) <= capacity
-        ]
-        if fitting:
-            chosen = _choose([model.plan(tile, double) for tile in fitting])
+    block_rows = target.mac_array.output_block[0] if target.mac_array.output_block else 1
+    for double in (True, False):
+        # Whole rows first (a contiguous run a row, and a smaller search); tiles of part
+        # of a row when none fits, or when the best whole rows are fewer than a
+        # micro-block's (which wastes the array).
+        plans: list[Plan] = []
+        for full_rows in (True, False):
+            plans += [
+                model.plan(tile, double)
+                for tile in model.candidates(full_rows)
+                if (full_rows or tile.columns < layer.out_w)
+                and sum(model.buffers(tile, double).values()) <= capacity
+            ]
+            if plans and _choose(plans).tile.rows >= min(block_rows, layer.out_h):
+                break
+        if plans:
+            chosen = _choose(plans)
             return replace(chosen, sram_offsets=sram_layout(chosen, target))
     needed = minimum_sram(layer, target)
     raise TilingError(
