@@ -20,8 +20,9 @@ For a tile, the model counts (docs/tiling.md gives the formulas):
   stationary (each input tile loaded once, the weights again for every spatial
   tile); with a split K both are loaded at every step. A DMA of a box of a row-major
   tensor moves contiguous runs, each rounded up to whole bursts, and costs the DDR
-  latency once per descriptor. Weights are constants that the compiler lays out in
-  tile order, so their loads are contiguous.
+  latency once per descriptor. A weight tile of a conv is contiguous when it holds the
+  whole K (OHWI); a slice of K is a run of its inputs for every output channel and
+  tap.
 - **Compute cycles**: on the MAC array, per output pixel, ceil(channels / columns)
   x ceil(depth / rows) passes for each kernel tap (a depthwise conv puts the taps on
   the rows: ceil(channels / columns) x ceil(taps / rows)), plus rows + columns cycles
@@ -640,10 +641,20 @@ class _Model:
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
         layer = self.layer
         taps = layer.kernel[0] * layer.kernel[1]
-        elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
-        size = elements * layer.weight_bytes + channels * (
+        parameters = channels * (
             layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
         )
+        if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
+            # A slice of K of an O x KH x KW x I weight: a run of `depth` inputs for
+            # every output channel and tap, the runs I apart.
+            full = self.full_depth * layer.weight_bytes
+            weights = self.dma_cycles(
+                self.weight_memory, True, channels * taps, depth * layer.weight_bytes, 1, full
+            )
+            rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 0)
+            return weights[0] + rest[0], weights[1] + rest[1]
+        elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
+        size = elements * layer.weight_bytes + parameters
         return self.dma_cycles(self.weight_memory, True, 1, size, 1)
 
     # ---- compute ----------------------------------------------------------------------
