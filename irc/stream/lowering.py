@@ -1031,9 +1031,13 @@ def _space(value: SSAValue) -> str:
 
 
 def _bytes(value_type: Attribute) -> int:
+    """The bytes of a buffer, or of a tensor as stored (a quantized type's storage)."""
     assert isinstance(value_type, MemRefType | TensorType)
-    storage = value_type if isinstance(value_type, MemRefType) else _memref(value_type, "")
-    return math.prod(storage.get_shape()) * weights.dtype_of(storage.element_type).itemsize
+    element = value_type.element_type
+    quantized = quantized_element(value_type) if isinstance(value_type, TensorType) else None
+    if quantized is not None:
+        element = quantized.storage_type
+    return math.prod(value_type.get_shape()) * weights.dtype_of(element).itemsize
 
 
 def _memref(value_type: Attribute, memory: str) -> MemRefType:
