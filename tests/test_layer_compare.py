@@ -28,7 +28,9 @@ FAULTY_LAYER = "/features/features.7/Conv"
 
 @pytest.fixture(scope="module")
 def digits() -> CompiledLevels:
-    return compile_levels(DIGITS, CompileOptions(calibration_data=CALIBRATION))
+    """At -O1: every layer's output is in memory (at -O2 a cascade keeps its
+    intermediate tensors in SRAM: `test_layers_inside_a_cascade_are_listed`)."""
+    return compile_levels(DIGITS, CompileOptions(calibration_data=CALIBRATION, opt_level=1))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,25 @@ def test_every_layer_of_the_digits_cnn_matches(
     # (a host layer: test_a_layer_the_host_computes_is_compared_too).
     assert {layer.device for layer in comparison.layers} == {"npu"}
     assert comparison.widest_gap() is not None
-    assert "bit-exactly on all 6 layers" in comparison.format_text()
+    assert "bit-exactly on all 6 layers it keeps in memory" in comparison.format_text()
+
+
+def test_layers_inside_a_cascade_are_listed(image: dict[str, np.ndarray]) -> None:
+    """At -O2 the digits CNN's convs and pools run as cascades: the layers inside one
+    are listed, float against int8, but not compared on the simulator (their outputs
+    are a few rows at a time in SRAM); every layer it keeps in memory matches."""
+    levels = compile_levels(DIGITS, CompileOptions(calibration_data=CALIBRATION))
+    comparison = compare_layers(levels, image)
+    assert len(comparison.layers) == 6
+    assert comparison.not_compared, "no layer is inside a cascade"
+    for layer in comparison.layers:
+        assert layer.cosine is not None and layer.cosine > 0.999, layer.name
+        assert (layer.exact is None) == (layer.name in comparison.not_compared)
+    assert comparison.matches
+    kept = len(comparison.layers) - len(comparison.not_compared)
+    text = comparison.format_text()
+    assert f"bit-exactly on all {kept} layers it keeps in memory (6 in all)" in text
+    assert "in a cascade's rolling buffer in SRAM" in text
 
 
 def test_a_layer_the_host_computes_is_compared_too(
@@ -86,7 +106,7 @@ def test_a_layer_the_host_computes_is_compared_too(
     host call's result is the first layer, compared like the NPU's."""
     target = tmp_path_factory.mktemp("target") / "host-casts.toml"
     target.write_text(target_toml(host_casts(load_target("npu-demo"))))
-    options = CompileOptions(calibration_data=CALIBRATION, target=str(target))
+    options = CompileOptions(calibration_data=CALIBRATION, target=str(target), opt_level=1)
     comparison = compare_layers(compile_levels(DIGITS, options), image)
     first = comparison.layers[0]
     assert (first.name, first.op, first.device) == ("arg:image", "quant.qcast", "host")

@@ -109,6 +109,13 @@ def test_summary_has_the_compiles_numbers(digits: CompileResult) -> None:
     assert f"MAC array {simulation.mac_utilisation:.1%}" in text
     assert digits.tiling is not None
     assert f"sum of layer lower bounds {digits.tiling.lower_bound:,}" in text
+    network = digits.tiling.network
+    assert network is not None
+    assert f"network bound {network.cycles:,} / {simulation.cycles:,} simulated cycles" in text
+    # The network's bound: no schedule beats it, nor the layers' own bounds.
+    assert network.cycles == max(network.compute, network.traffic) > 0
+    assert network.cycles <= simulation.cycles
+    assert network.cycles <= digits.tiling.lower_bound
     assert f"SRAM peak {human_bytes(simulation.sram_peak)} of 512 KiB" in text
     assert f"weights.bin {human_bytes(len(digits.files['weights.bin']))}" in text
     # The labels line up: every value starts in the same column.

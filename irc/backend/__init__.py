@@ -54,10 +54,11 @@ from irc.ir.placement import CPU, DEVICE_ATTR, FLOAT_REASON_ATTR, NPU, REASON_AT
 if TYPE_CHECKING:
     from irc.dialects import npu
     from irc.targets import Target
+    from irc.tiling.cascade import Member
     from irc.tiling.lowering import FunctionLowering, Statistics
     from irc.tiling.lowering import Lowerer as TileLowerer
     from irc.tiling.memory import MemoryPlan
-    from irc.tiling.planner import Layer
+    from irc.tiling.planner import Layer, Plan
 
 Device = Literal["npu", "cpu"]
 Engine = Literal["mac", "vector", "dma"]
@@ -120,6 +121,10 @@ class Entry:
     """A MAC layer: the `qnn.requantize` that alone reads its int32 result is its
     output stage, and that accumulator never leaves SRAM."""
     commands: tuple[CommandSpec, ...] = ()
+    cascades: bool = False
+    """May run as a member of a cascade, stripe by stripe (irc/tiling/cascade.py): its
+    lowering is a nest over output rows, columns and channels whose rows read a window
+    of input rows (a conv, a pool, an elementwise op)."""
     support_key: Callable[[Operation], str] | None = None
     """The support table key of an instance, when it is not `kind`."""
 
@@ -468,6 +473,42 @@ def layer_of(op: Operation, name: str) -> Layer | None:
     if entry is None or entry.layer is None or fused_with(op) is not None:
         return None
     return entry.layer(op, name)
+
+
+def cascade_member(op: Operation, layer: Layer, plan: Plan) -> Member | None:
+    """The op as a member a cascade may take (irc/tiling/cascade.py), or None: a kind
+    whose entry `cascades`, over NHWC maps of one image (a 2-D window, not a
+    transposed conv, or an elementwise op over a 4-D map), with its layer and plan."""
+    from irc.tiling.cascade import Member, Rows
+    from irc.tiling.lowering import tensor_shape
+
+    entry = entry_of(op)
+    if entry is None or not entry.cascades or layer.batch != 1 or layer.upsample != (1, 1):
+        return None
+    output = fused_requantize(op)
+    shape = tensor_shape((output or op).results[0])
+    if len(shape) != 4 or shape[0] != 1:
+        return None
+    _, height, width, channels = shape
+    if layer.kind == "elementwise":
+        if any(len(tensor_shape(value)) != 4 for value in op.operands):
+            return None
+        rows = Rows(height, height)
+    else:
+        if len(tensor_shape(op.operands[0])) != 4:
+            return None
+        rows = Rows(
+            height, layer.in_h, layer.kernel[0], layer.strides[0], layer.dilations[0],
+            layer.pads[0],
+        )  # fmt: skip
+    return Member(layer, rows, width, channels, plan)
+
+
+def output_of(op: Operation) -> SSAValue:
+    """The tensor an NPU layer writes: its requantize's result for a MAC layer that runs
+    with one."""
+    requantize = fused_requantize(op)
+    return (requantize or op).results[0]
 
 
 __all__ = [

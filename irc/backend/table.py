@@ -145,6 +145,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=conv_layer,
         lower=lower_conv,
         accumulates=True,
+        cascades=True,
         commands=(CONV, *_MAC_STAGE),
     ),
     Entry(
@@ -186,6 +187,7 @@ ENTRIES: tuple[Entry, ...] = (
         check=check_pool,
         layer=pool_layer,
         lower=lower_pool,
+        cascades=True,
         commands=(POOL,),
         support_key=max_pool_key,
     ),
@@ -196,6 +198,7 @@ ENTRIES: tuple[Entry, ...] = (
         check=check_pool,
         layer=pool_layer,
         lower=lower_pool,
+        cascades=True,
         commands=(POOL,),
     ),
     Entry(
@@ -235,6 +238,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_add),
         in_place=True,
+        cascades=True,
         commands=(ADD,),
     ),
     Entry(
@@ -245,6 +249,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_float_binary),
         in_place=True,
+        cascades=True,
         commands=(ADDF, CLAMP),
     ),
     Entry(
@@ -254,6 +259,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_mul),
         in_place=True,
+        cascades=True,
         commands=(MUL,),
     ),
     Entry(
@@ -264,6 +270,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_float_binary),
         in_place=True,
+        cascades=True,
         commands=(MULF, CLAMP),
     ),
     Entry(
@@ -273,6 +280,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_clamp),
         in_place=True,
+        cascades=True,
         commands=(CLAMP,),
         support_key=clamp_key,
     ),
@@ -284,6 +292,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_float_clamp),
         in_place=True,
+        cascades=True,
         commands=(CLAMP,),
     ),
     Entry(
@@ -294,6 +303,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=elementwise_op_layer,
         lower=lower_with(emit_float_clamp),
         in_place=True,
+        cascades=True,
         commands=(CLAMP,),
     ),
     Entry(
@@ -304,6 +314,7 @@ ENTRIES: tuple[Entry, ...] = (
         layer=lut_layer,
         lower=lower_lut,
         in_place=True,
+        cascades=True,
         commands=(LUT,),
         support_key=lut_key,
     ),

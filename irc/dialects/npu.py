@@ -398,17 +398,30 @@ def is_stream(function: FuncOp) -> bool:
     return block is not None and any(isinstance(op, Command) for op in block.ops)
 
 
+def dma_queue(source: str | None, into: str) -> str:
+    """The queue of a DMA reading the `source` memory (None: a fill) into `into`: a
+    move within SRAM runs on the vector unit (a cascade's tile into or out of its
+    rolling buffer: the DMA engines serve the system memories, and a move there would
+    hold up the loads or stores queued behind it), one out of SRAM on `dma_out`,
+    anything else on `dma_in`."""
+    if source == SRAM:
+        return "vector" if into == SRAM else "dma_out"
+    return "dma_in"
+
+
 @irdl_op_definition
 class DmaOp(Command):
-    """Copy a strided box between a system memory and SRAM (or two system memories):
-    dest = source.
+    """Copy a strided box between a system memory and SRAM, two system memories, or
+    two places in SRAM (a cascade's rolling buffer and a tile): dest = source.
 
     `source` and `dest` have the same shape and element type; their strides describe
     the box in each memory (the DMA moves the contiguous runs they make). With `fill`,
     the DMA first writes `pad` into every element of that frame, a view around
     `dest`: the padding of a halo, or the frame of a transposed conv's upsampled input
-    when `dest` has strides of `factor` times the frame's. A DMA into SRAM (or between
-    system memories) runs on `dma_in`, one out of SRAM on `dma_out`.
+    when `dest` has strides of `factor` times the frame's. A DMA into SRAM from a
+    system memory (or between system memories, or a fill) runs on `dma_in`, one out of
+    SRAM into a system memory on `dma_out`, and a move within SRAM (a cascade's tile
+    into or out of its rolling buffer) on the vector unit (`dma_queue`).
 
         npu.dma %rows to %box fill %frame {pad = -3}
             : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
@@ -425,11 +438,12 @@ class DmaOp(Command):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def queue(self) -> str:
-        spaces = {space_of(buffer(view)) for view in self.views()}
         into = self.dest if self.dest is not None else self.frame
-        if into is not None and space_of(buffer(into)) != SRAM and SRAM in spaces:
-            return "dma_out"
-        return "dma_in"
+        assert into is not None
+        return dma_queue(
+            space_of(buffer(self.source)) if self.source is not None else None,
+            space_of(buffer(into)),
+        )
 
     def check(self, props: Props) -> None:
         source, dest, frame = self.source, self.dest, self.frame
@@ -437,13 +451,12 @@ class DmaOp(Command):
             raise fail("npu.dma copies from a source to a dest: give both or neither")
         if source is None and frame is None:
             raise fail("npu.dma needs a source and a dest, a fill frame, or both")
-        if source is not None and dest is not None:
-            if element_of(source) != element_of(dest) or shape_of(source) != shape_of(dest):
-                raise fail(
-                    f"source {source.type} and dest {dest.type} differ in shape or element type"
-                )
-            if space_of(buffer(source)) == space_of(buffer(dest)) == SRAM:
-                raise fail("npu.dma moves data to or from a system memory; both sides are in SRAM")
+        if (
+            source is not None
+            and dest is not None
+            and (element_of(source) != element_of(dest) or shape_of(source) != shape_of(dest))
+        ):
+            raise fail(f"source {source.type} and dest {dest.type} differ in shape or element type")
         if frame is not None:
             if dest is not None and (
                 space_of(buffer(frame)) != space_of(buffer(dest))
@@ -1067,4 +1080,4 @@ NPU = Dialect(
 )
 """The `npu` dialect."""
 
-__all__ = ["NPU", "QUEUES", "Command", "extent_bytes", "strides_of"]
+__all__ = ["NPU", "QUEUES", "Command", "dma_queue", "extent_bytes", "strides_of"]

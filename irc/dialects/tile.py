@@ -491,6 +491,27 @@ class ViewOp(_BoundaryOp):
             raise fail(f"{source} and {result} differ in their number of elements")
 
 
+def rolling_axis(rolling: Sequence[int], shape: Sequence[int]) -> int:
+    """The axis along which a rolling buffer of `shape` holds part of a tensor of shape
+    `rolling` (the one where the tensor is longer); -1 if it holds all of it."""
+    longer = [axis for axis, (n, size) in enumerate(zip(rolling, shape)) if n != size]
+    return longer[0] if longer else -1
+
+
+def _check_rolling(side: str, rolling: Sequence[int], buffer_type: MemRefType) -> None:
+    shape = buffer_type.get_shape()
+    if len(rolling) != len(shape):
+        raise fail(f"'{side}_rolling' must give {len(shape)} sizes, got {list(rolling)}")
+    if space_of(buffer_type) != SRAM_SPACE:
+        raise fail(f"a rolling {side} is an SRAM buffer, got {buffer_type}")
+    longer = [axis for axis, (n, size) in enumerate(zip(rolling, shape)) if n != size]
+    if len(longer) > 1 or any(rolling[axis] < shape[axis] for axis in longer):
+        raise fail(
+            f"'{side}_rolling' {list(rolling)} must equal the buffer's shape {list(shape)} "
+            "but along one axis, where it is longer"
+        )
+
+
 @irdl_op_definition
 class CopyOp(TileOp):
     """Copy a box of `sizes` elements from `source` at offsets to `dest` at offsets.
@@ -515,6 +536,19 @@ class CopyOp(TileOp):
         tile.copy %x[%c0, %cm2, %cm2, %c0] to %box[%c0, %c0, %c0, %c0]
             sizes [1, 9, 9, 8] {pad = -3, upsample = [1, 2, 2, 1]}
             : memref<1x4x4x8xi8, "ddr"> to memref<1x9x9x8xi8, "sram">
+
+    A side with `source_rolling` (or `dest_rolling`) is a **rolling buffer**: an SRAM
+    buffer holding a window of rows of a larger tensor of that shape (a cascade's
+    intermediate tensor, docs/tiling.md). Its offsets are the tensor's: along the one
+    axis where the tensor is longer than the buffer, element `i` lives at `i` modulo
+    the buffer's length, so a box may wrap around its end; padding is what lies
+    outside the tensor. The producer writes rows at their own offsets and the
+    consumer reads its halo box from there, the rows it still needs never
+    overwritten (the cascade sizes the buffer for that).
+
+        tile.copy %t[%c0, %top, %cm1, %c0] to %box[%c0, %c0, %c0, %c0]
+            sizes [1, 6, 58, 64] {pad = -3, source_rolling = [1, 56, 56, 64]}
+            : memref<1x10x56x64xi8, "sram"> to memref<1x6x58x64xi8, "sram">
     """
 
     name = "tile.copy"
@@ -525,10 +559,18 @@ class CopyOp(TileOp):
     sizes = prop_def(ints_constraint())
     pad = _number_prop(0)
     upsample = ints_prop()
+    source_rolling = ints_prop()
+    dest_rolling = ints_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def check(self, props: Props) -> None:
         source_type, dest_type = buffer(self.source), buffer(self.dest)
+        for side, buffer_type in (("source", source_type), ("dest", dest_type)):
+            rolling = props.ints(f"{side}_rolling")
+            if rolling is not None:
+                _check_rolling(side, rolling, buffer_type)
+        if props.ints("source_rolling") is not None and props.ints("dest_rolling") is not None:
+            raise fail("a copy reads or writes one rolling buffer, not two")
         rank = len(source_type.get_shape())
         if len(dest_type.get_shape()) != rank:
             raise fail(f"source {source_type} and destination {dest_type} differ in rank")

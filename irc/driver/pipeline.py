@@ -39,8 +39,10 @@ The optimisation levels:
 - `-O0`: one SRAM copy of every buffer (no double buffering), no channel padding, no
   bias correction;
 - `-O1`: double buffering;
-- `-O2` (default): also channels padded to whole DMA bursts where it saves cycles, and
-  bias correction of the int8 weights;
+- `-O2` (default): also channels padded to whole DMA bursts where it saves cycles,
+  cascades (chains of layers run stripe by stripe, their intermediate tensors in
+  SRAM, where that is faster: docs/tiling.md), and bias correction of the int8
+  weights;
 - `-O3`: also calibration by the MSE observer (clipping ranges that minimise each
   tensor's quantization error) instead of min/max; slower to compile.
 """
@@ -152,7 +154,12 @@ class CompileOptions:
         return [
             *passes,
             make("partition", target=target, mode=self.partition, outline=False),
-            make("plan-tiles", target=target, align_channels=self.opt_level >= 2),
+            make(
+                "plan-tiles",
+                target=target,
+                align_channels=self.opt_level >= 2,
+                cascades=self.opt_level >= 2,
+            ),
             make("plan-ddr", target=target),
             make("lower-to-tile", target=target),
             make("lower-to-npu", target=target, double_buffer=self.opt_level >= 1),

@@ -279,10 +279,15 @@ def layer_rows(result: CompileResult) -> list[LayerRow]:
 
 
 def schedule_efficiency(result: CompileResult) -> float | None:
-    """The sum of the planned layers' lower bounds against the simulated cycles."""
-    if result.tiling is None or not result.tiling.plans or not result.simulation.cycles:
+    """The network's bound (its compute at the ideal rate, or its compulsory off-chip
+    traffic: every weight once, the model's inputs and outputs: irc.tiling.planner.
+    network_bound) against the simulated cycles."""
+    tiling = result.tiling
+    if tiling is None or not tiling.plans or tiling.network is None:
         return None
-    return result.tiling.lower_bound / result.simulation.cycles
+    if not result.simulation.cycles:
+        return None
+    return tiling.network.cycles / result.simulation.cycles
 
 
 def _memory(result: CompileResult) -> dict[str, Any]:
@@ -408,11 +413,14 @@ def summary_text(result: CompileResult) -> str:
         + ", ".join(f"{queue} {simulation.utilisation(queue):.0%}" for queue in npu.QUEUES),
     )
     efficiency = schedule_efficiency(result)
-    if efficiency is not None and result.tiling is not None:
+    if efficiency is not None and result.tiling is not None and result.tiling.network:
+        network = result.tiling.network
         line(
             "schedule",
-            f"efficiency {efficiency:.1%} (sum of layer lower bounds "
-            f"{result.tiling.lower_bound:,} / {simulation.cycles:,} simulated cycles)",
+            f"efficiency {efficiency:.1%} (network bound {network.cycles:,} / "
+            f"{simulation.cycles:,} simulated cycles: ideal compute {network.compute:,}, "
+            f"compulsory traffic {network.traffic:,}; sum of layer lower bounds "
+            f"{result.tiling.lower_bound:,})",
         )
     line(
         "memory",
@@ -521,11 +529,16 @@ def _where_the_cycles_go(result: CompileResult, rows: Sequence[LayerRow]) -> lis
         lines.append("".join(parts) + ".")
     lines.append("")
     efficiency = schedule_efficiency(result)
-    if efficiency is not None and result.tiling is not None:
+    if efficiency is not None and result.tiling is not None and result.tiling.network:
+        network = result.tiling.network
         lines.append(
-            f"Schedule efficiency: the layers' lower bounds (each layer's ideal compute or "
-            f"compulsory DDR traffic, whichever is longer) add up to "
-            f"{result.tiling.lower_bound:,} cycles, {efficiency:.1%} of the simulated run."
+            f"Schedule efficiency: the network's bound, its compute at the ideal rate "
+            f"({network.compute:,} cycles) or its compulsory off-chip traffic (every weight "
+            f"once, the model's inputs and outputs: {network.traffic:,}), whichever is "
+            f"longer, is {network.cycles:,} cycles, {efficiency:.1%} of the simulated run. "
+            f"The layers' own lower bounds (each layer's ideal compute or its compulsory "
+            f"traffic, every tensor it reads and writes crossing memory once; a cascade's "
+            f"in place of its layers') add up to {result.tiling.lower_bound:,}."
         )
         host = simulation.total.busy["host"]
         if host:
@@ -555,7 +568,7 @@ def _summary_table(result: CompileResult) -> list[str]:
     rows.append(("MAC utilisation", f"{simulation.mac_utilisation:.1%}"))
     efficiency = schedule_efficiency(result)
     if efficiency is not None:
-        rows.append(("Schedule efficiency", f"{efficiency:.1%} (lower bounds / simulated cycles)"))
+        rows.append(("Schedule efficiency", f"{efficiency:.1%} (network bound / simulated cycles)"))
     rows.append(
         (
             "On the NPU",

@@ -18,6 +18,7 @@ the op's location.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, TensorType
@@ -327,6 +328,14 @@ class RequantizeTile:
         output[...] = result
 
 
+def _rolled(box: list[slice], shape: Sequence[int]) -> Any:
+    """Index a box of a (rolling) buffer of `shape`: positions along an axis where the
+    box runs past the buffer wrap around it (`tile.copy`'s rolling buffers)."""
+    if all(part.stop <= extent for part, extent in zip(box, shape)):
+        return tuple(box)
+    return np.ix_(*[np.arange(part.start, part.stop) % extent for part, extent in zip(box, shape)])
+
+
 @register_impls
 class TileFunctions(InterpreterFunctions):
     """numpy implementations of every `tile` op, for xDSL's `Interpreter`."""
@@ -371,11 +380,14 @@ class TileFunctions(InterpreterFunctions):
         rank = source.ndim
         source_offsets = [_index(v) for v in args[2 : 2 + rank]]
         dest_offsets = [_index(v) for v in args[2 + rank :]]
-        sizes = op.props().ints("sizes") or []
-        if any(o < 0 or o + s > n for o, s, n in zip(dest_offsets, sizes, dest.shape)):
+        props = op.props()
+        sizes = props.ints("sizes") or []
+        source_shape = props.ints("source_rolling") or list(source.shape)
+        dest_shape = props.ints("dest_rolling") or list(dest.shape)
+        if any(o < 0 or o + s > n for o, s, n in zip(dest_offsets, sizes, dest_shape)):
             raise error(
                 f"the copy's destination box {_describe_box(dest_offsets, sizes)} is outside "
-                f"the destination buffer of shape {list(dest.shape)}",
+                f"the destination buffer of shape {list(dest_shape)}",
                 op,
                 hint="the destination offsets plus 'sizes' must lie within the destination",
             )
@@ -384,7 +396,7 @@ class TileFunctions(InterpreterFunctions):
         # The source elements whose (upsampled) positions lie in the box: place them.
         inside_source: list[slice] = []
         inside_box: list[slice] = []
-        for offset, size, extent, factor in zip(source_offsets, sizes, source.shape, factors):
+        for offset, size, extent, factor in zip(source_offsets, sizes, source_shape, factors):
             first = max(-(-offset // factor), 0)
             last = min((offset + size - 1) // factor, extent - 1)
             if first > last:
@@ -394,9 +406,9 @@ class TileFunctions(InterpreterFunctions):
             start = first * factor - offset
             inside_box.append(slice(start, start + (last - first) * factor + 1, factor))
         if inside_source:
-            box[tuple(inside_box)] = source[tuple(inside_source)]
-        target = tuple(slice(o, o + s) for o, s in zip(dest_offsets, sizes))
-        dest[target] = box
+            box[tuple(inside_box)] = source[_rolled(inside_source, source.shape)]
+        target = [slice(o, o + s) for o, s in zip(dest_offsets, sizes)]
+        dest[_rolled(target, dest.shape)] = box
         return ()
 
     @impl(tile.FillOp)

@@ -446,7 +446,7 @@ class Program:
         """Check and time a command on `queue` (its own by default); `transfer` is a
         DMA's cost, whose data phase takes its turn on its ports."""
         index = QUEUE_INDEX[queue or op.queue()]
-        if index in COMPUTE_QUEUES:
+        if index in COMPUTE_QUEUES and not isinstance(op, npu.DmaOp):
             alignment = self.target.scratch.alignment_bytes
             for view in (*reads, *writes):
                 if view.space != npu.SRAM or view.address % alignment:
@@ -481,11 +481,7 @@ class Program:
         written = views[-1]  # the frame, else the dest
         reads = [source] if source is not None else []
         cost = timing.dma(self.target, reads, [written])
-        queue = (
-            "dma_out"
-            if written.space != npu.SRAM and source is not None and source.space == npu.SRAM
-            else "dma_in"
-        )
+        queue = npu.dma_queue(source.space if source is not None else None, written.space)
         self._command(op, reads, [written], cost.cycles, queue=queue, transfer=cost)
         arrays = self._arrays(op)
         pad = _pad_value(op)

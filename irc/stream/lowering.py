@@ -647,9 +647,13 @@ class StreamLowering:
         props = op.props()
         sizes = props.ints("sizes") or []
         factors = props.ints("upsample") or [1] * rank
+        source_rolling = props.ints("source_rolling")
+        dest_rolling = props.ints("dest_rolling")
         firsts, counts, starts = [], [], []
         empty = False
-        for offset, size, extent, factor in zip(offsets, sizes, source.shape, factors):
+        for offset, size, extent, factor in zip(
+            offsets, sizes, source_rolling or source.shape, factors
+        ):
             first = max(-(-offset // factor), 0)
             last = min((offset + size - 1) // factor, extent - 1)
             if first > last:
@@ -665,6 +669,9 @@ class StreamLowering:
         frame = None if whole_box else self.box(dest, dest_offsets, sizes)
         if empty:
             self.emit_dma(None, None, frame, props.attr("pad"), op.location, dest.element)
+            return
+        if source_rolling or dest_rolling:
+            self._rolling_copy(op, source, dest, firsts, counts, starts, dest_offsets, frame)
             return
         chunk = self._weight_chunk(op, dest) if whole_box and _covers(dest, sizes) else 0
         if chunk:
@@ -697,6 +704,57 @@ class StreamLowering:
             self.held.append(dma)  # a load the streamed step's first commands do not read
         else:
             dma.emit(self)
+
+    def _rolling_copy(
+        self,
+        op: tile.CopyOp,
+        source: Slot,
+        dest: Slot,
+        firsts: Sequence[int],
+        counts: Sequence[int],
+        starts: Sequence[int],
+        dest_offsets: Sequence[int],
+        frame: View | None,
+    ) -> None:
+        """A copy out of or into a rolling buffer: one DMA, or two when the box wraps
+        around the buffer's end (the frame, padding, filled by the first)."""
+        props = op.props()
+        into = [d + s for d, s in zip(dest_offsets, starts)]
+        rolling_source = props.ints("source_rolling") is not None
+        rolled = source if rolling_source else dest
+        rolled_at = list(firsts if rolling_source else into)
+        other_at = list(into if rolling_source else firsts)
+        logical = props.ints("source_rolling") or props.ints("dest_rolling") or []
+        axis = tile.rolling_axis(logical, rolled.shape)
+        pieces = [(0, counts[axis] if axis >= 0 else 0)]
+        if axis >= 0:
+            length = rolled.shape[axis]
+            start = rolled_at[axis] % length
+            rolled_at[axis] = start
+            if start + counts[axis] > length:
+                pieces = [(0, length - start), (length - start, counts[axis] - length + start)]
+        for index, (skip, count) in enumerate(pieces):
+            piece = list(counts)
+            near, far = list(rolled_at), list(other_at)
+            if axis >= 0:
+                piece[axis] = count
+                near[axis] = 0 if skip else rolled_at[axis]
+                far[axis] += skip
+            near_view, far_view = (
+                self.box(rolled, near, piece),
+                self.box(source if not rolling_source else dest, far, piece),
+            )
+            source_view, dest_view = (
+                (near_view, far_view) if rolling_source else (far_view, near_view)
+            )
+            _Dma(
+                source_view,
+                dest_view,
+                frame if index == 0 else None,
+                props.attr("pad"),
+                op.location,
+                dest.element,
+            ).emit(self)
 
     def _weight_chunk(self, op: tile.CopyOp, dest: Slot) -> int:
         """Output channels per chunk if this copy loads a conv's weights in chunks the

@@ -78,7 +78,9 @@ The levels compared (`check_graph`)
    computed values, for the int16 seeds, and every fourth other seed, npu-demo for
    the rest; or the one
    `--target` names). The seed turns channel alignment and double buffering
-   on and off, as `-O0` to `-O2` do): bit-exact with qnn;
+   on and off, as `-O0` to `-O2` do, and cascades (on in three seeds of four, chosen
+   by cost or, in every third seed, forced in stripes of 1 to 4 rows: `cascade_options`):
+   bit-exact with qnn;
 5. `npu`: `lower-to-npu`, the command stream on the simulator: bit-exact with qnn;
 6. `package`: the package's files loaded by `irc.runtime.Session`: bit-exact with qnn.
 
@@ -978,6 +980,15 @@ class _Mismatch(Exception):
     pass
 
 
+def cascade_options(seed: int) -> tuple[bool, int]:
+    """Whether a seed plans cascades, and the stripe height that forces them (0: by
+    cost): off in one seed of four (as -O1), forced in every third seed of the others,
+    so that cascades the cost model would not choose run too."""
+    if seed % 4 == 3:
+        return False, 0
+    return True, (1 + seed // 4 % 4 if seed % 3 == 1 else 0)
+
+
 def check_graph(
     model: onnx.ModelProto, seed: int, package: bool = True, target: str = "npu-demo"
 ) -> Result:
@@ -1106,7 +1117,7 @@ def _run_levels(
             # Placement as irc-compile decides it; every third graph by the cost model.
             mode: Literal["support", "cost"] = "cost" if seed % 3 == 0 else "support"
             partition_module(quantized, target, mode, outline_npu=False)
-            plan_module(quantized, target, (), align_channels)
+            plan_module(quantized, target, (), align_channels, *cascade_options(seed))
             double = "true" if double_buffer else "false"
             backend = parse_pipeline(
                 f"builtin.module(plan-ddr,lower-to-tile,lower-to-npu{{double-buffer={double}}})"

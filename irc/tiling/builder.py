@@ -133,40 +133,69 @@ class LayerBuilder:
 
     def emit(self, dims: Sequence[Dim]) -> None:
         """The loop nest over `dims` with every action in place; SRAM allocations go
-        before it."""
-        names = [dim.name for dim in dims]
+        before it. In a cascade, the nest is handed to it instead, to emit stripe by
+        stripe (`emit_once`, `emit_stripe`)."""
+        if self.lowering.cascade is not None:
+            self.lowering.cascade.register(self, dims)
+            return
+        mark = len(self.em.stack[0])
+        self._nest(dims, {}, self.actions)
+        # The allocations go before everything of this layer.
+        self.em.stack[0][mark:mark] = self.prologue
+
+    def _nest(self, dims: Sequence[Dim], fixed: Bounds, actions: Sequence[_Action]) -> None:
+        """Loops over the `dims` not `fixed`, with `actions` in place."""
+        looped = [dim for dim in dims if dim.name not in fixed]
+        names = [dim.name for dim in looped]
         # A dimension an action does not depend on is one whole tile.
         whole = {dim.name: Bound(None, 0, dim.extent, dim.extent) for dim in dims}
 
         def level_of(action: _Action) -> int:
-            return max((names.index(name) for name in action.depends), default=-1)
+            return max((names.index(name) for name in action.depends if name in names), default=-1)
 
         def run(action: _Action, bounds: Bounds) -> None:
-            action.run({**whole, **bounds})
+            action.run({**whole, **fixed, **bounds})
 
-        outer = [a for a in self.actions if level_of(a) == -1]
-        mark = len(self.em.stack[0])
+        outer = [a for a in actions if level_of(a) == -1]
         for action in outer:
             if not action.after:
                 run(action, {})
 
         def enter(level: int, bounds: Bounds) -> None:
-            for action in self.actions:
+            for action in actions:
                 if level_of(action) == level and not action.after:
                     run(action, bounds)
 
         def leave(level: int, bounds: Bounds) -> None:
-            for action in self.actions:
+            for action in actions:
                 if level_of(action) == level and action.after:
                     run(action, bounds)
 
-        bodies = self.em.nest(dims, enter, leave)
-        self.lowering.stats.loops += bodies
+        self.lowering.stats.loops += self.em.nest(looped, enter, leave)
         for action in outer:
             if action.after:
                 run(action, {})
-        # The allocations go before everything of this layer.
-        self.em.stack[0][mark:mark] = self.prologue
+
+    def _once(self, dims: Sequence[Dim], row: str) -> list[_Action]:
+        """The actions a cascade runs once: those that depend only on dimensions of
+        one whole tile, other than the rows (a conv's weights and parameters when its
+        tile holds all of them)."""
+        single = {dim.name for dim in dims if dim.tile >= dim.extent and dim.name != row}
+        return [action for action in self.actions if action.depends <= single]
+
+    def emit_once(self, dims: Sequence[Dim], row: str, after: bool) -> None:
+        """In a cascade: the actions that run once (`_once`), before the stripes, or
+        those that run after everything (`after`)."""
+        whole = {dim.name: Bound(None, 0, dim.extent, dim.extent) for dim in dims}
+        for action in self._once(dims, row):
+            if action.after == after:
+                action.run(whole)
+
+    def emit_stripe(self, dims: Sequence[Dim], row: str, bound: Bound) -> None:
+        """In a cascade: the nest for the output rows `bound` of one stripe (or of a
+        loop of alike stripes), without the actions that ran once."""
+        once = self._once(dims, row)
+        self._nest(dims, {row: bound}, [a for a in self.actions if a not in once])
 
     # ---- DDR boxes ----------------------------------------------------------------------
 

@@ -34,14 +34,16 @@ op is what the command stream will run as a host call.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    BoolAttr,
     DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
@@ -50,6 +52,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     TensorType,
+    UnknownLoc,
     f32,
     i32,
     i64,
@@ -63,6 +66,7 @@ from irc.dialects import nn, tile
 from irc.dialects.quant import quantized_element
 from irc.targets.model import SCRATCH
 from irc.tiling import memory
+from irc.tiling.cascade import CASCADE_ATTR, Rows, Run, runs, schedule
 from irc.tiling.planner import (
     FORCE_ATTR,
     PLAN_ATTR,
@@ -71,6 +75,7 @@ from irc.tiling.planner import (
     Tile,
     TilingError,
     plan_layer,
+    plan_tile,
     stored_channels,
 )
 
@@ -314,13 +319,16 @@ class Storage:
     buffer: SSAValue
     base: tuple[int, ...]
     shape: tuple[int, ...]
+    rolling: bool = False
+    """The buffer is a cascade's rolling buffer in SRAM: a window of the value's rows,
+    addressed by the value's own offsets (`tile.copy`'s `source_rolling`)."""
 
     @property
     def whole(self) -> bool:
-        """The value fills its buffer."""
+        """The value fills its buffer (a rolling buffer holds nothing else)."""
         buffer_type = self.buffer.type
         assert isinstance(buffer_type, MemRefType)
-        return not any(self.base) and tuple(buffer_type.get_shape()) == self.shape
+        return self.rolling or (not any(self.base) and tuple(buffer_type.get_shape()) == self.shape)
 
     @property
     def spatially_whole(self) -> bool:
@@ -329,7 +337,9 @@ class Storage:
         buffer_type = self.buffer.type
         assert isinstance(buffer_type, MemRefType)
         shape = tuple(buffer_type.get_shape())
-        return not any(self.base) and shape[:-1] == self.shape[:-1] and shape[-1] >= self.shape[-1]
+        return self.rolling or (
+            not any(self.base) and shape[:-1] == self.shape[:-1] and shape[-1] >= self.shape[-1]
+        )
 
 
 @dataclass
@@ -342,6 +352,8 @@ class Statistics:
     """Ops left on tensors (for the host) by op name."""
     loops: int = 0
     """Loop bodies emitted (peeled remainders included)."""
+    cascades: int = 0
+    """Cascades emitted as stripe loops."""
 
 
 # --------------------------------------------------------------------------------------
@@ -383,6 +395,10 @@ class FunctionLowering:
         self.current = 0
         self.stats = Statistics()
         self.emitter = Emitter()
+        self.rolling: dict[SSAValue, tuple[int, ...]] = {}
+        """The rolling buffers of cascades: the shape of the value each holds rows of."""
+        self.cascade: CascadeEmission | None = None
+        """The cascade being lowered: its members' nests are emitted stripe by stripe."""
 
     # ---- decisions ----------------------------------------------------------------------
 
@@ -561,6 +577,11 @@ class FunctionLowering:
         }
         if any(factor != 1 for factor in upsample):
             properties["upsample"] = DenseArrayBase.from_list(i64, list(upsample))
+        for side, buffer in (("source", source), ("dest", dest)):
+            if buffer in self.rolling:
+                properties[f"{side}_rolling"] = DenseArrayBase.from_list(
+                    i64, list(self.rolling[buffer])
+                )
         if isinstance(pad, float) and pad:
             properties["pad"] = FloatAttr(pad, f32)
         elif pad:
@@ -619,10 +640,17 @@ class FunctionLowering:
         """Lower the function's layers in program order; see the module docstring."""
         ops = list(self.block.ops)
         self.position = {op: index for index, op in enumerate(ops)}
+        cascades = _cascade_groups(ops)
+        stages = {self.rules.requantized_with(member) for member in cascades}
         for op in ops:
             self.current = self.position[op]
-            if op in self.lowered:
+            if op in self.lowered or op in stages:
                 continue  # a fused requantize, tiled with its layer
+            group = cascades.get(op)
+            if group is not None:
+                if op is group[-1]:
+                    self._lower_cascade(group)
+                continue  # a cascade runs where its last member is
             lowerer = None if isinstance(op, ReturnOp) else self.rules.lowerer(op)
             if lowerer is None:
                 self._keep(op)
@@ -630,15 +658,40 @@ class FunctionLowering:
             self.emitter = Emitter()
             self.lowered.add(op)
             lowerer(self, op)
-            # The layer's ops keep its location: what the command stream and the
-            # simulator's per-layer figures name it by.
-            for emitted in self.emitter.stack[0]:
-                for nested in emitted.walk():
-                    nested.location = op.location
-            self.block.insert_ops_before(self.emitter.stack[0], op)
-            self.stats.layers[op.name] += 1
+            self._insert_layer(op, op)
         self._erase_dead()
         return self.stats
+
+    def _insert_layer(self, op: Operation, before: Operation) -> None:
+        """Put the emitted ops before `before`; they keep `op`'s location (what the
+        command stream and the simulator's per-layer figures name a layer by)."""
+        for emitted in self.emitter.stack[0]:
+            for nested in emitted.walk():
+                nested.location = op.location
+        self.block.insert_ops_before(self.emitter.stack[0], before)
+        self.stats.layers[op.name] += 1
+
+    def _lower_cascade(self, members: Sequence[Operation]) -> None:
+        """A cascade's members as one stripe loop (`CascadeEmission`), where its last
+        member is: each intermediate tensor in its rolling SRAM buffer, each member's
+        nest emitted for the rows it computes in each stripe."""
+        self.emitter = Emitter()
+        emission = CascadeEmission(self, members)
+        self.cascade = emission
+        try:
+            for op in members:
+                lowerer = self.rules.lowerer(op)
+                assert lowerer is not None, f"{op.name} joined a cascade without a lowering"
+                self.lowered.add(op)
+                emission.current = op
+                lowerer(self, op)
+        finally:
+            self.cascade = None
+        emission.emit()
+        self.block.insert_ops_before(self.emitter.stack[0], members[-1])
+        for op in members:
+            self.stats.layers[op.name] += 1
+        self.stats.cascades += 1
 
     def _keep(self, op: Operation) -> None:
         """An op that stays on tensors: its operands that tiled layers wrote are read
@@ -685,6 +738,8 @@ class FunctionLowering:
         else planned here, with the tile `irc.tile_sizes` forces if the op has one
         (for the ops plan-tiles does not plan: pads, concats, slices)."""
         recorded = op.attributes.get(PLAN_ATTR)
+        if self.cascade is not None and isinstance(recorded, DictionaryAttr):
+            return cascade_member_plan(recorded, layer, self.target)
         sizes = recorded.data.get("tile") if isinstance(recorded, DictionaryAttr) else None
         sizes = sizes or op.attributes.get(FORCE_ATTR)
         forced = None
@@ -710,3 +765,166 @@ class FunctionLowering:
 def lower_function(function: FuncOp, target: Target, rules: LoweringRules) -> Statistics:
     """Lower every NPU layer of `function` to the tile level (see the module docstring)."""
     return FunctionLowering(function, target, rules).run()
+
+
+# --------------------------------------------------------------------------------------
+# Cascades
+
+
+class StripeNest(Protocol):
+    """A member's loop nest as a cascade drives it (irc/tiling/builder.py's
+    `LayerBuilder`): the actions that run once, and one stripe's rows."""
+
+    prologue: list[Operation]
+
+    def emit_once(self, dims: Sequence[Dim], row: str, after: bool) -> None:
+        """The actions that depend on no dimension the stripes change (weights and
+        parameters held for the whole cascade): before the stripes, or after them."""
+        ...
+
+    def emit_stripe(self, dims: Sequence[Dim], row: str, bound: Bound) -> None:
+        """The nest for the output rows `bound` (the other dimensions looped)."""
+        ...
+
+
+def _cascade_groups(ops: Sequence[Operation]) -> dict[Operation, list[Operation]]:
+    """Each cascade member and the members of its cascade, in program order."""
+    groups: dict[int, list[Operation]] = {}
+    for op in ops:
+        attribute = op.attributes.get(CASCADE_ATTR)
+        if isinstance(attribute, DictionaryAttr):
+            groups.setdefault(_int(attribute, "group"), []).append(op)
+    return {op: members for members in groups.values() for op in members}
+
+
+def _int(attribute: DictionaryAttr, key: str) -> int:
+    value = attribute.data[key]
+    assert isinstance(value, IntegerAttr)
+    return int(value.value.data)
+
+
+def _ints(attribute: DictionaryAttr, key: str) -> list[int]:
+    value = attribute.data[key]
+    assert isinstance(value, DenseArrayBase)
+    return [int(v) for v in value.get_values()]
+
+
+def cascade_member_plan(recorded: DictionaryAttr, layer: Layer, target: Target) -> Plan:
+    """A cascade member's plan as `plan-tiles` recorded it: its tile and buffering, at
+    the SRAM offsets the cascade laid out."""
+    tile_sizes = recorded.data["tile"]
+    double = recorded.data["double_buffered"]
+    offsets = recorded.data["sram_offsets"]
+    assert isinstance(tile_sizes, DenseArrayBase) and isinstance(offsets, DictionaryAttr)
+    plan = plan_tile(
+        layer, target, Tile(*_ints(recorded, "tile")), double == BoolAttr.from_bool(True)
+    )
+    order = recorded.data["order"]
+    assert isinstance(order, StringAttr) and order.data in ("weights", "input")
+    return replace(
+        plan,
+        order="weights" if order.data == "weights" else "input",
+        sram_offsets={name: tuple(_ints(offsets, name)) for name in offsets.data},
+    )
+
+
+class CascadeEmission:
+    """The stripe loop of one cascade (irc/tiling/cascade.py). Its members' lowerings
+    run as usual, but `LayerBuilder.emit` hands each nest here (`register`) instead of
+    emitting it; `emit` then places, before the stripes, the rolling buffers, every
+    member's SRAM buffers and the loads that do not change from stripe to stripe
+    (weights that fit whole), and for each run of alike stripes an `scf.for` (or one
+    stripe) computing in turn each member's rows of that stripe."""
+
+    def __init__(self, lowering: FunctionLowering, members: Sequence[Operation]) -> None:
+        self.lowering = lowering
+        self.members = list(members)
+        self.current: Operation | None = None
+        self.nests: dict[Operation, tuple[StripeNest, list[Dim]]] = {}
+        attributes = [op.attributes[CASCADE_ATTR] for op in members]
+        assert all(isinstance(a, DictionaryAttr) for a in attributes)
+        self.attributes: list[DictionaryAttr] = attributes  # type: ignore[assignment]
+        self.stripe = _int(self.attributes[0], "stripe")
+        self.windows = [Rows(*_ints(a, "window")) for a in self.attributes]
+        self.sources = tuple(tuple(_ints(a, "reads")) for a in self.attributes)
+        em = lowering.emitter
+        for op, attribute in zip(members[:-1], self.attributes[:-1]):
+            value = (lowering.rules.requantized_with(op) or op).results[0]
+            offset, rows = _ints(attribute, "rolling")
+            shape = tensor_shape(value)
+            element = storage_element(value.type)
+            assert element is not None
+            buffer_type = memref((shape[0], rows, *shape[2:]), element, SRAM)
+            alloc = em.add(
+                tile.AllocOp.create(
+                    properties={"offset": IntegerAttr(offset, i64)}, result_types=[buffer_type]
+                )
+            )
+            alloc.location = op.location
+            buffer = alloc.results[0]
+            lowering.rolling[buffer] = shape
+            lowering.storages[value] = Storage(buffer, (0,) * len(shape), shape, rolling=True)
+
+    def register(self, nest: StripeNest, dims: Sequence[Dim]) -> None:
+        """The current member's nest, to emit stripe by stripe."""
+        assert self.current is not None and self.current not in self.nests
+        self.nests[self.current] = (nest, list(dims))
+
+    def emit(self) -> None:
+        """The cascade's ops, into the lowering's emitter (see the class docstring)."""
+        em = self.lowering.emitter
+        stripes = schedule(self.windows, self.stripe, self.sources)
+        mark = len(em.stack[0])
+        for op in self.members:
+            nest, dims = self.nests[op]
+            self._as(op, nest.emit_once, dims, _row_dim(dims), False)
+
+        def body(run: Run, index: SSAValue | None) -> None:
+            for position, op in enumerate(self.members):
+                start, count = stripes[run.first][position]
+                if not count:
+                    continue
+                nest, dims = self.nests[op]
+                bound = Bound(index, start, run.steps[position], count)
+                self._as(op, nest.emit_stripe, dims, _row_dim(dims), bound)
+
+        for run in runs(stripes):
+            if run.length > 1:
+                em.loop(run.length, functools.partial(body, run))
+            else:
+                body(run, None)
+            self.lowering.stats.loops += 1
+        for op in self.members:
+            nest, dims = self.nests[op]
+            self._as(op, nest.emit_once, dims, _row_dim(dims), True)
+        # Every member's SRAM buffers before the cascade's first op (after the rolling
+        # buffers), in its location.
+        allocations: list[Operation] = []
+        for op in self.members:
+            nest, _ = self.nests[op]
+            for alloc in nest.prologue:
+                alloc.location = op.location
+            allocations += nest.prologue
+        em.stack[0][mark:mark] = allocations
+        # The loops and their index arithmetic: the last member's location.
+        for emitted in em.stack[0]:
+            for nested in emitted.walk():
+                if isinstance(nested.location, UnknownLoc):
+                    nested.location = self.members[-1].location
+
+    def _as(self, op: Operation, emit: Callable[..., None], *arguments: object) -> None:
+        """Run `emit(*arguments)`; the ops it adds to the current block take `op`'s
+        location."""
+        block = self.lowering.emitter.stack[-1]
+        mark = len(block)
+        emit(*arguments)
+        for emitted in block[mark:]:
+            for nested in emitted.walk():
+                nested.location = op.location
+
+
+def _row_dim(dims: Sequence[Dim]) -> str:
+    """The dimension of a member's nest that runs over its output rows: a conv's or a
+    pool's `h`, an elementwise pass's second axis (of an NHWC map)."""
+    names = [dim.name for dim in dims]
+    return "h" if "h" in names else "d1"

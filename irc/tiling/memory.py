@@ -19,6 +19,11 @@ decides where the buffers live:
 - **In place**: an elementwise op (add, mul, clamp, lookup, a standalone requantize,
   relu, clip) whose result has the shape and element size of an input that dies at
   this op writes its result over that input.
+- **Cascades** (irc/tiling/cascade.py): the tensors between the members of a cascade
+  (`irc.cascade`) live in rolling buffers in the local SRAM and take no memory here;
+  the cascade runs where its last member is, so every tensor its members read from
+  memory lives until then, and a member never writes in place over a tensor another
+  member of its cascade reads (a later stripe still reads rows of it).
 
 Which ops are views, concats, elementwise or MAC layers is the backend table's to say
 (irc/backend): the planner asks an `OpKinds`, which the passes hand it.
@@ -46,12 +51,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from irc.dialects.quant import quantized_element
+from irc.tiling.cascade import CASCADE_ATTR
 from irc.tiling.planner import element_bytes, stored_channels
 
 if TYPE_CHECKING:
@@ -419,11 +425,50 @@ def function_values(
         requantize = kinds.requantized_with(op)
         if requantize is not None:
             values[index_of[requantize.results[0]]].defined = op_index
+    shared = _cascades(ops, values, index_of, kinds)
     if zero_copy:
         _views_and_concats(ops, values, index_of, kinds)
     if in_place:
-        _in_place(ops, values, index_of, kinds)
+        _in_place(ops, values, index_of, kinds, shared)
     return values, index_of
+
+
+def _cascades(
+    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int], kinds: OpKinds
+) -> dict[int, set[int]]:
+    """Give the tensors inside each cascade no buffer and keep the tensors its members
+    read alive until it runs (at its last member); returns, for each member, the
+    tensors other members of its cascade read (which it may not overwrite)."""
+    groups: dict[int, list[int]] = {}
+    for op_index, op in enumerate(ops):
+        attribute = op.attributes.get(CASCADE_ATTR)
+        if isinstance(attribute, DictionaryAttr):
+            group = attribute.data["group"]
+            assert isinstance(group, IntegerAttr)
+            groups.setdefault(group.value.data, []).append(op_index)
+    shared: dict[int, set[int]] = {}
+    for members in groups.values():
+        last = members[-1]
+        inside = set()
+        for op_index in members[:-1]:
+            op = ops[op_index]
+            result = (kinds.requantized_with(op) or op).results[0]
+            inside.add(index_of[result])
+            value = values[index_of[result]]
+            value.role, value.size = "fused", 0
+        reads = {
+            op_index: {
+                index_of[operand]
+                for operand in ops[op_index].operands
+                if operand in index_of and index_of[operand] not in inside
+            }
+            for op_index in members
+        }
+        for op_index in members:
+            for index in reads[op_index]:
+                values[index].last_use = max(values[index].last_use, last)
+            shared[op_index] = set().union(*(reads[o] for o in members if o != op_index))
+    return shared
 
 
 def _views_and_concats(
@@ -467,7 +512,11 @@ def _concat(op: Operation, values: list[Value], index_of: dict[SSAValue, int]) -
 
 
 def _in_place(
-    ops: Sequence[Operation], values: list[Value], index_of: dict[SSAValue, int], kinds: OpKinds
+    ops: Sequence[Operation],
+    values: list[Value],
+    index_of: dict[SSAValue, int],
+    kinds: OpKinds,
+    shared: dict[int, set[int]],
 ) -> None:
     """Share an elementwise op's buffer between its result and an input that dies at
     the op. When the result has its own buffer, the result moves into the input's;
@@ -491,7 +540,7 @@ def _in_place(
             candidate = values[source]
             if candidate.last_use != op_index or candidate.size != result.size:
                 continue
-            if source in hosts:
+            if source in hosts or source in shared.get(op_index, ()):
                 continue
             if result.role == "own" and candidate.role in ("own", "in-place"):
                 result.role, result.parent = "in-place", source

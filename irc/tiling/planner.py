@@ -56,6 +56,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects.quant import quantized_element
 from irc.ir.weights import dtype_of
+from irc.targets.model import SCRATCH
 
 if TYPE_CHECKING:
     from irc.targets import Target
@@ -426,12 +427,12 @@ _Figure = TypeVar("_Figure")
 
 
 def _remembered(method: Callable[..., _Figure]) -> Callable[..., _Figure]:
-    """A `_Model` method whose results are remembered by its arguments, in a dict of
+    """A `LayerModel` method whose results are remembered by its arguments, in a dict of
     the model's own: unlike an lru_cache of the bound method, it makes no reference
     cycle, so a model (and all it remembered) goes as soon as its layer is planned."""
 
     @wraps(method)
-    def remembered(model: _Model, *arguments: int) -> _Figure:
+    def remembered(model: LayerModel, *arguments: int) -> _Figure:
         key = (method, arguments)
         try:
             return model.figures[key]
@@ -448,6 +449,7 @@ class _Cost:
     load: int = 0
     store: int = 0
     read: int = 0
+    """Bytes read from system memories (not the local SRAM's rolling buffers)."""
     written: int = 0
     ports: dict[str, int] = field(default_factory=dict)
     """The DMA cycles each port carries (loads and stores through its memories)."""
@@ -473,6 +475,8 @@ class _Memory:
     read_latency: int
     write_latency: int
     port: str
+    local: bool = False
+    """The NPU's local SRAM (a cascade's rolling buffer): not system-memory traffic."""
 
     @classmethod
     def of(cls, target: Target, name: str) -> _Memory:
@@ -485,11 +489,13 @@ class _Memory:
             memory.read_latency_cycles,
             memory.write_latency_cycles,
             memory.port,
+            memory.name == SCRATCH,
         )
 
 
-class _Model:
-    """The cost model of one layer on one target."""
+class LayerModel:
+    """The cost model of one layer on one target (the planner's, and a cascade's for
+    each of its members, irc/tiling/cascade.py)."""
 
     def __init__(self, layer: Layer, target: Target) -> None:
         self.layer = layer
@@ -696,7 +702,8 @@ class _Model:
             in_count = count / channel_tiles if order == "input" and shared_input else count
             total.load += round(in_count * in_cycles)
             total.carry(self.input_memory.port, round(in_count * in_cycles))
-            total.read += round(in_count * in_bytes)
+            if not self.input_memory.local:
+                total.read += round(in_count * in_bytes)
             if layer.has_weights:
                 w_cycles, w_bytes = self.weight_dma(ch, k)
                 w_count = count / spatial_tiles if order == "weights" and not split else count
@@ -706,7 +713,8 @@ class _Model:
             out_cycles, out_bytes = self.output_dma(h, w, ch)
             total.store += (count // kc) * out_cycles
             total.carry(self.output_memory.port, (count // kc) * out_cycles)
-            total.written += (count // kc) * out_bytes
+            if not self.output_memory.local:
+                total.written += (count // kc) * out_bytes
         return total
 
     @property
@@ -778,15 +786,22 @@ class _Model:
         return max(previous - compute, 0)
 
     @cached_property
-    def lower_bound(self) -> int:
+    def ideal_compute(self) -> int:
+        """The layer's compute at the ideal rate: every MAC of the array (or lane of
+        the vector unit) busy every cycle."""
         layer, array = self.layer, self.target.mac_array
         if layer.engine == "mac":
             compute = math.ceil(layer.macs / array.macs_per_cycle)
         else:
             elements = layer.batch * layer.out_h * layer.out_w * layer.out_c
             compute = math.ceil(elements * layer.vector_reads / self.target.vector_unit.lanes)
-        compute *= self.target.data_types.activation_cycles(layer.sixteen)
-        # The input the layer reads at least once (a strided 1x1 conv skips rows).
+        return compute * self.target.data_types.activation_cycles(layer.sixteen)
+
+    def compulsory(self, inputs: int | None = None, output: bool = True) -> dict[str, float]:
+        """The cycles of the layer's compulsory traffic through each port: `inputs` of
+        its inputs (all of them by default) read once (a strided 1x1 conv skips rows),
+        the output written once (if `output`), the weights read once."""
+        layer = self.layer
         read_h = _read_extent(
             layer.out_h, layer.kernel[0], layer.strides[0], layer.dilations[0],
             layer.pads[0], layer.in_h, layer.upsample[0],
@@ -795,29 +810,35 @@ class _Model:
             layer.out_w, layer.kernel[1], layer.strides[1], layer.dilations[1],
             layer.pads[1], layer.in_w, layer.upsample[1],
         )  # fmt: skip
-        # The compulsory traffic through each port: the input read once, the output
-        # written once, the weights read once.
         ports: dict[str, float] = {}
 
         def carry(memory: _Memory, size: int, read: bool) -> None:
             rate = memory.read_rate if read else memory.write_rate
             ports[memory.port] = ports.get(memory.port, 0.0) + size / rate
 
+        count = layer.inputs if inputs is None else inputs
         carry(
             self.input_memory,
-            layer.inputs * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes,
+            count * layer.batch * read_h * read_w * layer.in_c * layer.in_bytes,
             True,
         )
-        carry(
-            self.output_memory,
-            layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes,
-            False,
-        )
+        if output:
+            carry(
+                self.output_memory,
+                layer.batch * layer.out_h * layer.out_w * layer.out_c * layer.out_bytes,
+                False,
+            )
         if layer.has_weights:
             taps = layer.kernel[0] * layer.kernel[1]
             size = layer.out_c * taps * layer.depth_per_group * layer.weight_bytes
             carry(self.weight_memory, size, True)
-        return max(compute, math.ceil(max(ports.values())))
+        return ports
+
+    @cached_property
+    def lower_bound(self) -> int:
+        """The larger of the ideal compute and the compulsory traffic through the
+        busiest port."""
+        return max(self.ideal_compute, math.ceil(max(self.compulsory().values())))
 
     def plan(self, tile: Tile, double: bool) -> Plan:
         layer = self.layer
@@ -868,16 +889,16 @@ class _Model:
 
     def candidates(self, full_rows: bool) -> Iterator[Tile]:
         layer, array = self.layer, self.target.mac_array
-        rows = _divisions(layer.out_h)
-        columns = [layer.out_w] if full_rows else _divisions(layer.out_w)
+        rows = divisions(layer.out_h)
+        columns = [layer.out_w] if full_rows else divisions(layer.out_w)
         granule = array.columns if layer.engine == "mac" else self.target.vector_unit.lanes
-        channels = [layer.out_c] if layer.whole_channels else _channel_sizes(layer.out_c, granule)
+        channels = [layer.out_c] if layer.whole_channels else channel_sizes(layer.out_c, granule)
         if layer.kind == "conv" and layer.groups > 1:
             out_per_group = layer.out_c // layer.groups
             channels = [
                 c for c in channels if c % out_per_group == 0 or out_per_group % c == 0
             ] or [layer.out_c]
-        depths = [1] if self.full_depth == 1 else _channel_sizes(self.full_depth, array.rows)
+        depths = [1] if self.full_depth == 1 else channel_sizes(self.full_depth, array.rows)
         for h, w, c, k in product(rows, columns, channels, depths):
             if k < self.full_depth and c > self.out_per_group:
                 continue  # the groups' input channels would not be one box
@@ -919,12 +940,12 @@ PIECES = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64, 96, 12
 """The piece counts a dimension is cut into: every count up to 8, then fewer and fewer."""
 
 
-def _divisions(total: int) -> list[int]:
+def divisions(total: int) -> list[int]:
     """Tile sizes along an output dimension: ceil(total / k) for k in PIECES, and 1."""
     return sorted({-(-total // k) for k in PIECES if k <= total} | {1}, reverse=True)
 
 
-def _channel_sizes(total: int, granule: int) -> list[int]:
+def channel_sizes(total: int, granule: int) -> list[int]:
     """Channel tile sizes: ceil(total / k) for k in PIECES rounded up to the array's
     granule (so that no pass of the array is half empty), the divisors of the granule
     below it (for layers that cannot afford a whole granule), and the total."""
@@ -956,9 +977,16 @@ def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan
     return replace(plan, layer=layer)
 
 
+def plan_tile(layer: Layer, target: Target, tile: Tile, double: bool) -> Plan:
+    """The plan of `layer` with this tile and buffering, whether or not it fits the
+    SRAM (a cascade's member, whose SRAM the cascade lays out), without offsets."""
+    model = LayerModel(layer, target)
+    return model.plan(_clamp(tile, layer, model.full_depth), double)
+
+
 @lru_cache(maxsize=4096)
 def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
-    model = _Model(layer, target)
+    model = LayerModel(layer, target)
     capacity = target.scratch.size_bytes
     if forced is not None:
         tile = _clamp(forced, layer, model.full_depth)
@@ -995,6 +1023,11 @@ def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
     )
 
 
+def clamp_tile(tile: Tile, layer: Layer, full_depth: int) -> Tile:
+    """A forced tile made valid for the layer (see `_clamp`)."""
+    return _clamp(tile, layer, full_depth)
+
+
 def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
     """A forced tile made valid for the layer: each size at most the dimension's; for a
     grouped conv, channels that cover whole groups or divide one group (rounded down),
@@ -1018,16 +1051,21 @@ def _clamp(tile: Tile, layer: Layer, full_depth: int) -> Tile:
     )
 
 
-def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
+def sram_layout(
+    plan: Plan, target: Target, start: int = -1, once: Sequence[str] = ()
+) -> dict[str, tuple[int, ...]]:
     """Where each buffer of a plan lives in SRAM: each kind of buffer in a bank of its
     own when they all fit (input, weights, output, then parameters and accumulator
     together), so that the DMA filling one and the array reading another do not
     contend; else packed one after another. Copies of a double-buffered buffer are
     consecutive (ping, then pong); every offset is a multiple of the alignment. The
     accumulator, and a vector layer's parameters or table (loaded once, before the
-    loops), have one copy."""
+    loops), have one copy, as have the buffers named in `once` (whose size in the
+    plan's buffers is then one copy's). From `start` on (a member of a cascade), the
+    buffers are packed."""
     copies = 2 if plan.double_buffered else 1
     single = {"accumulator"} if plan.layer.has_weights else {"accumulator", "parameters"}
+    single |= set(once)
     sizes = {
         name: (size, 1) if name in single else (size // copies, copies)
         for name, size in plan.buffers.items()
@@ -1037,12 +1075,13 @@ def sram_layout(plan: Plan, target: Target) -> dict[str, tuple[int, ...]]:
     groups = [group for group in groups if group]
     bank = target.scratch.bank_bytes
     fits = (
-        bank % target.scratch.alignment_bytes == 0
+        start < 0
+        and bank % target.scratch.alignment_bytes == 0
         and len(groups) <= target.scratch.banks
         and all(sum(sizes[name][0] * sizes[name][1] for name in group) <= bank for group in groups)
     )
     offsets: dict[str, tuple[int, ...]] = {}
-    cursor = 0
+    cursor = max(start, 0)
     for index, group in enumerate(groups):
         if fits:
             cursor = index * bank
@@ -1063,8 +1102,47 @@ def _describe(layer: Layer) -> str:
 
 def minimum_sram(layer: Layer, target: Target) -> int:
     """The SRAM the smallest tile needs, single buffered: the least any plan needs."""
-    model = _Model(layer, target)
+    model = LayerModel(layer, target)
     # A grouped conv's one output channel reads its group's inputs; a softmax's one
     # row is all its channels.
     tile = Tile(1, 1, layer.out_c if layer.whole_channels else 1, 1)
     return sum(model.buffers(tile, False).values())
+
+
+@dataclass(frozen=True)
+class NetworkBound:
+    """What no schedule of a network can beat: its compute at the ideal rate, and its
+    compulsory off-chip traffic (every weight read once, the model's inputs read and
+    outputs written once) through the busiest port; the bound is the larger."""
+
+    compute: int
+    traffic: int
+
+    @property
+    def cycles(self) -> int:
+        return max(self.compute, self.traffic)
+
+
+def network_bound(
+    layers: Sequence[Layer], target: Target, input_bytes: int, output_bytes: int
+) -> NetworkBound:
+    """The bound of a network of `layers` (the planned NPU layers) whose inputs and
+    outputs take `input_bytes` and `output_bytes`: the weights in their memory, the
+    inputs and outputs in the fastest memory of activations (the bound assumes the
+    best placement)."""
+    compute = sum(LayerModel(replace(layer, name=""), target).ideal_compute for layer in layers)
+    ports: dict[str, float] = {}
+    weights = _Memory.of(target, target.placement.weights)
+    weight_bytes = sum(
+        layer.out_c * layer.kernel[0] * layer.kernel[1] * layer.depth_per_group * layer.weight_bytes
+        for layer in layers
+        if layer.has_weights
+    )
+    ports[weights.port] = weight_bytes / weights.read_rate
+    fastest = max(
+        (_Memory.of(target, name) for name in target.placement.activations),
+        key=lambda memory: memory.read_rate,
+    )
+    cycles = input_bytes / fastest.read_rate + output_bytes / fastest.write_rate
+    ports[fastest.port] = ports.get(fastest.port, 0.0) + cycles
+    return NetworkBound(compute, math.ceil(max(ports.values())))

@@ -10,6 +10,7 @@ SRAM used, the DDR bytes moved, the estimated cycles and the layer's lower bound
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,27 +22,61 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    TensorType,
     i64,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.fileio import write_report
 from irc.passes import option
+from irc.targets import Target
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
+from irc.tiling.cascade import CASCADE_ATTR, CascadePlan, Member, choose, force
 from irc.tiling.planner import (
     FORCE_ATTR,
     PLAN_ATTR,
     Layer,
+    NetworkBound,
     Plan,
     Tile,
     TilingError,
+    element_bytes,
     layer_name,
+    network_bound,
     plan_layer,
+    stored_channels,
 )
+
+
+@dataclass(frozen=True)
+class FormedCascade:
+    """A cascade `plan-tiles` formed: its members' layer names and its plan."""
+
+    names: tuple[str, ...]
+    plan: CascadePlan
+
+    @property
+    def separate_bound(self) -> int:
+        """The members' lower bounds as layers of their own."""
+        return sum(member.plan.lower_bound for member in self.plan.members)
+
+    def to_json(self) -> dict[str, object]:
+        plan = self.plan
+        return {
+            "members": list(self.names),
+            "stripe": plan.stripe,
+            "stripes": len(plan.stripes),
+            "rolling_rows": [rows for _, rows in plan.rolling],
+            "sram_bytes": plan.sram_bytes,
+            "cycles": plan.cycles,
+            "separate_cycles": plan.separate_cycles,
+            "ddr_bytes": plan.ddr_read + plan.ddr_written,
+            "separate_ddr_bytes": plan.separate_bytes,
+        }
 
 
 @dataclass
@@ -53,18 +88,35 @@ class TilingReport:
     plans: list[Plan] = field(default_factory=list)
     alignments: list[AlignmentChoice] = field(default_factory=list)
     """Every tensor whose channel stride padding could speed up, and the decision."""
+    cascades: list[FormedCascade] = field(default_factory=list)
+    """The cascades formed (`cascades=true`), in program order."""
+    network: NetworkBound | None = None
+    """The network's own bound (irc.tiling.planner.network_bound): what the layers'
+    bounds, which count every tensor's trip to memory, do not assume."""
 
     @property
     def cycles(self) -> int:
-        return sum(plan.cycles for plan in self.plans)
+        """The layers' estimated cycles, each cascade's in place of its members'."""
+        saved = sum(c.plan.separate_cycles - c.plan.cycles for c in self.cascades)
+        return sum(plan.cycles for plan in self.plans) - saved
 
     @property
     def lower_bound(self) -> int:
+        """The layers' lower bounds, each as a layer of its own."""
         return sum(plan.lower_bound for plan in self.plans)
 
     @property
+    def schedule_bound(self) -> int:
+        """The lower bound of the schedule planned: the layers' bounds, each cascade's
+        in place of its members' (which count the tensors it keeps in SRAM)."""
+        inside = sum(c.plan.lower_bound - c.separate_bound for c in self.cascades)
+        return self.lower_bound + inside
+
+    @property
     def peak_sram(self) -> int:
-        return max((plan.sram_bytes for plan in self.plans), default=0)
+        """The most SRAM a layer or a cascade uses."""
+        sizes = [plan.sram_bytes for plan in self.plans]
+        return max([*sizes, *(cascade.plan.sram_bytes for cascade in self.cascades)], default=0)
 
     def to_json(self) -> str:
         """The report as JSON (keys sorted, one layer per entry)."""
@@ -105,10 +157,13 @@ class TilingReport:
         ]
         data = {
             "alignment": alignments,
+            "cascades": [cascade.to_json() for cascade in self.cascades],
             "target": self.target,
             "sram_bytes": self.sram_bytes,
             "cycles": self.cycles,
             "lower_bound": self.lower_bound,
+            "schedule_bound": self.schedule_bound,
+            "network_bound": self.network.cycles if self.network is not None else None,
             "peak_sram": self.peak_sram,
             "layers": layers,
         }
@@ -124,7 +179,13 @@ class TilingReport:
         lines = [
             f"tiling for {self.target} (SRAM {self.sram_bytes} bytes): "
             f"{len(self.plans)} layers, {self.cycles} cycles estimated, "
-            f"lower bound {self.lower_bound}, peak SRAM {self.peak_sram} bytes",
+            f"lower bound {self.schedule_bound}, peak SRAM {self.peak_sram} bytes"
+            + (
+                f"; the network's bound {self.network.cycles} (ideal compute "
+                f"{self.network.compute}, compulsory traffic {self.network.traffic})"
+                if self.network is not None
+                else ""
+            ),
             header,
         ]
         for plan in self.plans:
@@ -146,6 +207,21 @@ class TilingReport:
                 f"  {choice.tensor[:28]:<28} {choice.channels} -> {choice.stored} channels: "
                 f"{choice.cycles} cycles as is, {choice.padded_cycles} padded "
                 f"(+{choice.extra_bytes} DDR bytes): {verdict}"
+            )
+        if self.cascades:
+            lines.append(
+                "cascades (layers run stripe by stripe, their intermediate tensors in SRAM "
+                "rolling buffers):"
+            )
+        for cascade in self.cascades:
+            formed = cascade.plan
+            rolling = ", ".join(str(rows) for _, rows in formed.rolling)
+            lines.append(
+                f"  {' -> '.join(cascade.names)}: {len(formed.stripes)} stripes of "
+                f"{formed.stripe} rows, rolling buffers of {rolling} rows, SRAM "
+                f"{formed.sram_bytes}; {formed.cycles} cycles against "
+                f"{formed.separate_cycles} apart, {formed.ddr_read + formed.ddr_written} "
+                f"bytes moved against {formed.separate_bytes}"
             )
         return "\n".join(lines) + "\n"
 
@@ -205,11 +281,13 @@ def plan_module(
     target: object,
     tile_sizes: tuple[int, ...] = (),
     align_channels: bool = True,
+    cascades: bool = False,
+    cascade_stripe: int = 0,
 ) -> TilingReport:
     """Plan every NPU layer of `module` for `target`, decide channel alignment
-    (`irc.tiling.alignment`), annotate the ops, and report."""
-    from irc.targets import Target
-
+    (`irc.tiling.alignment`) and, with `cascades`, which chains of layers run as
+    cascades (`irc.tiling.cascade`; with `cascade_stripe`, every chain that fits in
+    stripes of that height, whatever its cost), annotate the ops, and report."""
     assert isinstance(target, Target)
     report = TilingReport(target.name, target.scratch.size_bytes)
     failures: list[Diagnostic] = []
@@ -246,7 +324,118 @@ def plan_module(
     for op, plan in plans.items():
         op.attributes[PLAN_ATTR] = _plan_attribute(plan)
         report.plans.append(plan)
+    report.network = _network_bound(module, list(plans.values()), target)
+    if cascades and not tile_sizes:
+        for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+            if function.body.blocks.first is not None:
+                report.cascades += _form_cascades(
+                    function, plans, names, target, len(report.cascades), cascade_stripe
+                )
     return report
+
+
+def _form_cascades(
+    function: FuncOp,
+    plans: dict[Operation, Plan],
+    names: dict[Operation, str],
+    target: Target,
+    first_group: int,
+    stripe: int = 0,
+) -> list[FormedCascade]:
+    """Find the layers a cascade may take and which of them read which, choose the
+    cascades to form by cost (`irc.tiling.cascade.choose`), and record them:
+    `irc.cascade` on each member, its plan in the cascade as its `irc.tiling`."""
+    block = function.body.blocks.first
+    assert block is not None
+    candidates: list[Operation] = []
+    members: list[Member] = []
+    for op in block.ops:
+        if op in plans and FORCE_ATTR not in op.attributes:
+            member = backend.cascade_member(op, plans[op].layer, plans[op])
+            if member is not None:
+                candidates.append(op)
+                members.append(member)
+    position = {op: index for index, op in enumerate(candidates)}
+    reads: list[list[int]] = [[] for _ in candidates]
+    closed: list[bool] = []
+    for index, op in enumerate(candidates):
+        value = backend.output_of(op)
+        users = [use.operation for use in value.uses]
+        chained = [user for user in users if user in position and _reads_as_chain(user, value)]
+        closed.append(bool(users) and len(chained) == len(users) and not stored_channels(value))
+        for user in dict.fromkeys(chained):
+            reads[position[user]].append(index)
+    formed: list[FormedCascade] = []
+    chosen = (
+        force(members, reads, closed, target, stripe)
+        if stripe
+        else choose(members, reads, closed, target)
+    )
+    for start, plan in chosen:
+        ops = candidates[start : start + len(plan.members)]
+        group = first_group + len(formed)
+        for index, (op, member_plan) in enumerate(zip(ops, plan.member_plans(target))):
+            op.attributes[PLAN_ATTR] = _plan_attribute(member_plan)
+            op.attributes[CASCADE_ATTR] = _cascade_attribute(plan, group, index)
+        formed.append(FormedCascade(tuple(names[op] for op in ops), plan))
+    return formed
+
+
+def _network_bound(module: ModuleOp, plans: list[Plan], target: Target) -> NetworkBound:
+    """The bound of the module's planned layers, with its functions' arguments and
+    results as the model's inputs and outputs."""
+    inputs = outputs = 0
+    for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+        block = function.body.blocks.first
+        if block is None:
+            continue
+        inputs += sum(_tensor_bytes(argument.type) for argument in block.args)
+        returned = block.last_op
+        if returned is not None:
+            outputs += sum(_tensor_bytes(value.type) for value in returned.operands)
+    return network_bound([plan.layer for plan in plans], target, inputs, outputs)
+
+
+def _tensor_bytes(value_type: Attribute) -> int:
+    if not isinstance(value_type, TensorType):
+        return 0
+    return math.prod(value_type.get_shape()) * element_bytes(value_type)
+
+
+def _reads_as_chain(user: Operation, value: SSAValue) -> bool:
+    """`user` reads `value` once, as an input whose rows its window reads (a conv's or
+    a pool's first operand; an elementwise op's operand of its output's shape, not one
+    it broadcasts)."""
+    positions = [index for index, operand in enumerate(user.operands) if operand == value]
+    if len(positions) != 1:
+        return False
+    layer = backend.layer_of(user, "")
+    if layer is not None and layer.kind == "elementwise":
+        return _shape_of(value) == _shape_of(backend.output_of(user))
+    return positions == [0]
+
+
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    return tuple(value_type.get_shape()) if isinstance(value_type, TensorType) else ()
+
+
+def _cascade_attribute(plan: CascadePlan, group: int, index: int) -> DictionaryAttr:
+    member = plan.members[index]
+    rows = member.rows
+    entries: dict[str, Attribute] = {
+        "group": IntegerAttr(group, i64),
+        "index": IntegerAttr(index, i64),
+        "members": IntegerAttr(len(plan.members), i64),
+        "stripe": IntegerAttr(plan.stripe, i64),
+        "window": DenseArrayBase.from_list(
+            i64, [rows.out_h, rows.in_h, rows.kernel, rows.stride, rows.dilation, rows.pad_top]
+        ),
+        "reads": DenseArrayBase.from_list(i64, list(plan.sources[index])),
+    }
+    if index < len(plan.rolling):
+        entries["rolling"] = DenseArrayBase.from_list(i64, list(plan.rolling[index]))
+    return DictionaryAttr(entries)
 
 
 def _layer_model(op: Operation, name: str) -> Layer:
@@ -273,6 +462,15 @@ class PlanTilesPass(ModulePass):
     to it). A layer that cannot fit even with one output element per tile is an error
     giving the SRAM it needs.
 
+    With `cascades=true` (irc-compile's -O2), chains of layers (convs, pools,
+    elementwise ops, each reading earlier ones that nothing else reads) run as
+    cascades where the cost model finds that faster than the layers apart: stripe by
+    stripe, their intermediate tensors in rolling SRAM buffers (irc/tiling/cascade.py,
+    docs/tiling.md "Cascades"). Each member gets `irc.cascade` (its group, place,
+    stripe height, row window, the members it reads, its rolling buffer) and its plan
+    in the cascade as `irc.tiling`; the report lists the cascades. `cascade-stripe=N`
+    forms every cascade that fits in stripes of N rows, whatever its cost (tests).
+
     ```mlir
     %acc = qnn.conv %x, %w, %b {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, ...) -> tensor<1x56x56x64xi32>
     // with --target=npu-demo becomes
@@ -292,6 +490,16 @@ class PlanTilesPass(ModulePass):
     align_channels: bool = option(
         True, "pad a tensor's stored channels to whole DMA bursts where it saves cycles"
     )
+    cascades: bool = option(
+        False,
+        "run chains of layers as cascades, stripe by stripe with their intermediate "
+        "tensors in SRAM, where that is faster",
+    )
+    cascade_stripe: int = option(
+        0,
+        "with cascades: form every cascade that fits in stripes of this many rows, "
+        "whatever its cost (for tests)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.run(op)
@@ -309,14 +517,28 @@ class PlanTilesPass(ModulePass):
                 hint="plan-tiles{tile-sizes=8,56,64,32}",
             )
         target = require_target(self.name, self.target or None)
-        report = plan_module(op, target, tuple(self.tile_sizes), self.align_channels)
+        if self.cascade_stripe < 0:
+            raise error(
+                f"cascade-stripe takes a number of rows (0: chosen by cost), got "
+                f"{self.cascade_stripe}",
+                Location(file=PIPELINE_FILE),
+                hint="plan-tiles{cascades=true cascade-stripe=4}",
+            )
+        report = plan_module(
+            op,
+            target,
+            tuple(self.tile_sizes),
+            self.align_channels,
+            self.cascades,
+            self.cascade_stripe,
+        )
         if self.report:
             report.write(self.report)
         anchor = next(iter(o for o in op.walk() if isinstance(o, FuncOp)), op)
         emit(
             Diagnostic(
                 f"plan-tiles: {len(report.plans)} layers for {report.target}, "
-                f"{report.cycles} cycles estimated (lower bound {report.lower_bound}), "
+                f"{report.cycles} cycles estimated (lower bound {report.schedule_bound}), "
                 f"peak SRAM {report.peak_sram} of {report.sram_bytes} bytes",
                 Location.of(anchor),
                 Severity.REMARK,

@@ -209,16 +209,6 @@ func.func @dma_nothing() {
 
 // -----
 
-func.func @dma_sram_to_sram() attributes {npu.sram_bytes = 4096} {
-  %a = npu.view sram[0] : memref<4xi8, "sram">
-  %b = npu.view sram[64] : memref<4xi8, "sram">
-  // expected-error @+1 {{npu.dma moves data to or from a system memory; both sides are in SRAM}}
-  npu.dma %a to %b : memref<4xi8, "sram">, memref<4xi8, "sram">
-  func.return
-}
-
-// -----
-
 func.func @dma_shapes() attributes {npu.ddr_bytes = 4096, npu.sram_bytes = 4096} {
   %a = npu.view ddr[0] : memref<4xi8, "ddr">
   %b = npu.view sram[0] : memref<8xi8, "sram">

@@ -77,6 +77,8 @@ func.func @main(%arg: tensor<1x8x8x16xi8>, %h: tensor<1x10xf32>) -> (tensor<1x3x
   %upframe = npu.view sram[11264] : memref<1x5x5x8xi8, "sram">
   // CHECK-NEXT: %upbox = npu.view sram[11264] : memref<1x3x3x8xi8, strided<[200, 80, 16, 1]>, "sram">
   %upbox = npu.view sram[11264] : memref<1x3x3x8xi8, strided<[200, 80, 16, 1], offset: 0>, "sram">
+  // CHECK-NEXT: %roll = npu.view sram[12288] : memref<1x3x8x8xi8, "sram">
+  %roll = npu.view sram[12288] : memref<1x3x8x8xi8, "sram">
 
   // DMAs: a fill alone, a copy into a padded frame, plain copies in, within DDR and out.
   // CHECK-NEXT: npu.dma fill %frame {pad = 0} : memref<1x5x10x16xi8, "sram">
@@ -89,6 +91,9 @@ func.func @main(%arg: tensor<1x8x8x16xi8>, %h: tensor<1x10xf32>) -> (tensor<1x3x
   npu.dma %wd to %w : memref<8x3x3x16xi8, "ddr">, memref<8x3x3x16xi8, "sram">
   // CHECK-NEXT: npu.dma %ud to %copy : memref<1x3x3x8xi8, "ddr">, memref<1x3x3x8xi8, "ddr">
   npu.dma %ud to %copy : memref<1x3x3x8xi8, "ddr">, memref<1x3x3x8xi8, "ddr">
+  // Within SRAM (a tile into a cascade's rolling buffer).
+  // CHECK-NEXT: npu.dma %out to %roll : memref<1x3x8x8xi8, "sram">, memref<1x3x8x8xi8, "sram">
+  npu.dma %out to %roll : memref<1x3x8x8xi8, "sram">, memref<1x3x8x8xi8, "sram">
   // CHECK-NEXT: npu.signal {queue = "dma_in", token = 0}
   npu.signal {queue = "dma_in", token = 0}
   // CHECK-NEXT: npu.wait {queue = "mac", token = 0}

@@ -113,6 +113,33 @@ func.func @copy_too_big(%a: memref<8x8xi8, "ddr">, %b: memref<4x4xi8, "sram">) {
 
 // -----
 
+func.func @copy_rolling_ddr(%a: memref<4x8xi8, "ddr">, %b: memref<4x8xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a rolling source is an SRAM buffer, got memref<4x8xi8, "ddr">}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [4, 8] {source_rolling = [16, 8]} : memref<4x8xi8, "ddr"> to memref<4x8xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @copy_rolling_axes(%a: memref<4x8xi8, "sram">, %b: memref<4x8xi8, "ddr">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'source_rolling' [16, 16] must equal the buffer's shape [4, 8] but along one axis, where it is longer}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [4, 8] {source_rolling = [16, 16]} : memref<4x8xi8, "sram"> to memref<4x8xi8, "ddr">
+  func.return
+}
+
+// -----
+
+func.func @copy_rolling_both(%a: memref<4x8xi8, "sram">, %b: memref<4x8xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a copy reads or writes one rolling buffer, not two}}
+  tile.copy %a[%c0, %c0] to %b[%c0, %c0] sizes [4, 8] {source_rolling = [16, 8], dest_rolling = [16, 8]} : memref<4x8xi8, "sram"> to memref<4x8xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @copy_pad(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "sram">) {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{'pad' 200 is outside the range [-128, 127] of i8}}

@@ -23,6 +23,13 @@ func.func @buffers(%t: tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tens
   tile.copy %box[%c0, %c0, %c0, %c0] to %x[%c0, %c0, %c0, %c0] sizes [1, 6, 12, 8] {pad = 0} : memref<1x6x14x8xi8, "sram"> to memref<1x12x12x8xi8, "ddr">
   // CHECK-NEXT: tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3, upsample = [1, 2, 2, 1]} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
   tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3, upsample = [1, 2, 2, 1]} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+  // A rolling buffer of 4 rows of a 12-row tensor: its offsets are the tensor's.
+  // CHECK-NEXT: %roll = tile.alloc {offset = 16384} : memref<1x4x12x8xi8, "sram">
+  %roll = tile.alloc {offset = 16384} : memref<1x4x12x8xi8, "sram">
+  // CHECK-NEXT: tile.copy %box[%c0, %c0, %c0, %c0] to %roll[%c0, %c0, %c0, %c0] sizes [1, 2, 12, 8] {dest_rolling = [1, 12, 12, 8]} : memref<1x6x14x8xi8, "sram"> to memref<1x4x12x8xi8, "sram">
+  tile.copy %box[%c0, %c0, %c0, %c0] to %roll[%c0, %c0, %c0, %c0] sizes [1, 2, 12, 8] {dest_rolling = [1, 12, 12, 8]} : memref<1x6x14x8xi8, "sram"> to memref<1x4x12x8xi8, "sram">
+  // CHECK-NEXT: tile.copy %roll[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 4, 14, 8] {pad = -3, source_rolling = [1, 12, 12, 8]} : memref<1x4x12x8xi8, "sram"> to memref<1x6x14x8xi8, "sram">
+  tile.copy %roll[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 4, 14, 8] {pad = -3, source_rolling = [1, 12, 12, 8]} : memref<1x4x12x8xi8, "sram"> to memref<1x6x14x8xi8, "sram">
   // CHECK-NEXT: tile.fill %box {value = -3} : memref<1x6x14x8xi8, "sram">
   tile.fill %box {value = -3} : memref<1x6x14x8xi8, "sram">
   // CHECK-NEXT: tile.fill %acc {value = 0.5} : memref<4x4xf32, "sram">
