@@ -37,6 +37,7 @@ from irc.tiling.cascade import (
     Member,
     Rows,
     Sources,
+    _halvings,
     chain_sources,
     plan_cascade,
     rolling_rows,
@@ -199,6 +200,8 @@ def test_no_cascade_overflows_the_sram_or_beats_its_bound(
     spans.sort()
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
     assert spans[-1][1] <= capacity
+    # The chain's own network bound (its ideal compute, or its input, weights and
+    # output crossing DDR once): no estimate beats it.
     assert plan.cycles >= plan.lower_bound > 0
 
 
@@ -362,3 +365,10 @@ def test_npu_demo_cascades_a_residual_block_where_it_pays() -> None:
 
 def test_a_chain_of_sources_reads_the_member_before() -> None:
     assert chain_sources(3) == ((), (0,), (1,))
+
+
+def test_member_tiles_halve_down_to_the_granule() -> None:
+    assert _halvings(256, 16) == [256, 128, 64, 32, 16]
+    assert _halvings(24, 16) == [24, 16]
+    assert _halvings(8, 16) == [8]
+    assert _halvings(56, 1) == [56, 28, 14, 7, 4, 2, 1]  # columns: down to one

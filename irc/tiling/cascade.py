@@ -273,10 +273,11 @@ class CascadePlan:
 
 
 def _options(member: Member, rows: int, target: Target) -> list[tuple[Tile, bool]]:
-    """A member's tiles in a cascade, best first: whole columns, `rows` rows; all
+    """A member's tiles in a cascade, best first: `rows` rows of whole columns, all
     output channels and the whole depth (its weights stay in SRAM across the
-    stripes), then fewer channels, then less depth, each double buffered; then the
-    same single buffered."""
+    stripes); then half or a quarter of the columns (the weights still stay); then
+    fewer channels, then less depth; each double buffered, then the same single
+    buffered."""
     layer = member.layer
     granule = target.mac_array.columns if layer.engine == "mac" else target.vector_unit.lanes
     depth = _model(member.shape, target).full_depth
@@ -287,11 +288,15 @@ def _options(member: Member, rows: int, target: Target) -> list[tuple[Tile, bool
         channels = [layer.out_c]
     rows_granule = target.mac_array.rows
     depths = _halvings(depth, rows_granule)
+    # Narrower tiles of all the channels keep the weights in SRAM with a smaller
+    # accumulator; they come before fewer channels.
+    columns = [layer.out_w] if member.flat else _halvings(layer.out_w, 1)[:3]
     tiles = dict.fromkeys(
-        clamp_tile(Tile(member.tile_rows(rows), layer.out_w, c, k), layer, depth)
+        clamp_tile(Tile(member.tile_rows(rows), w, c, k), layer, depth)
         for k in depths
         for c in channels
-        if k == depth or c == layer.out_c
+        for w in columns
+        if (k == depth or c == layer.out_c) and (w == layer.out_w or c == layer.out_c)
     )
     return [(tile, double) for double in (True, False) for tile in tiles]
 
@@ -301,7 +306,7 @@ def _halvings(total: int, granule: int) -> list[int]:
     rounded up to the array's granule, down to one granule."""
     sizes = [total]
     pieces = 2
-    while -(-total // pieces) >= granule:
+    while pieces <= total and -(-total // pieces) >= granule:
         share = -(-total // pieces)
         size = min(total, -(-share // granule) * granule)
         if size < sizes[-1]:
