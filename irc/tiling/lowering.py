@@ -787,14 +787,66 @@ class StripeNest(Protocol):
         ...
 
 
+_CASCADE_FIELDS = {
+    "group": IntegerAttr,
+    "index": IntegerAttr,
+    "members": IntegerAttr,
+    "stripe": IntegerAttr,
+    "window": DenseArrayBase,
+    "reads": DenseArrayBase,
+}
+"""The fields of `irc.cascade` (and `rolling`, a DenseArrayBase, on all but the last)."""
+
+
 def _cascade_groups(ops: Sequence[Operation]) -> dict[Operation, list[Operation]]:
-    """Each cascade member and the members of its cascade, in program order."""
+    """Each cascade member and the members of its cascade, in program order; a
+    malformed `irc.cascade` (hand-written IR) is an error naming the op."""
     groups: dict[int, list[Operation]] = {}
     for op in ops:
         attribute = op.attributes.get(CASCADE_ATTR)
-        if isinstance(attribute, DictionaryAttr):
-            groups.setdefault(_int(attribute, "group"), []).append(op)
+        if attribute is None:
+            continue
+        _check_cascade(op, attribute)
+        assert isinstance(attribute, DictionaryAttr)
+        groups.setdefault(_int(attribute, "group"), []).append(op)
+    for members in groups.values():
+        attributes = [op.attributes[CASCADE_ATTR] for op in members]
+        count = len(members)
+        for index, (op, attribute) in enumerate(zip(members, attributes)):
+            assert isinstance(attribute, DictionaryAttr)
+            problem = ""
+            if (_int(attribute, "index"), _int(attribute, "members")) != (index, count):
+                problem = f"is member {index} of {count} in program order"
+            elif len(_ints(attribute, "window")) != 6 or _int(attribute, "stripe") < 1:
+                problem = "needs a window of 6 sizes and a positive stripe"
+            elif ("rolling" in attribute.data) != (index < count - 1):
+                problem = "has a rolling buffer exactly when it is not the cascade's last member"
+            elif any(not 0 <= source < index for source in _ints(attribute, "reads")):
+                problem = "reads only earlier members of its cascade"
+            if problem:
+                raise error(
+                    f"{op.name}: a member of a cascade {problem}",
+                    op,
+                    hint="plan-tiles{cascades=true} records irc.cascade; do not write it by hand",
+                )
     return {op: members for members in groups.values() for op in members}
+
+
+def _check_cascade(op: Operation, attribute: Attribute) -> None:
+    """`irc.cascade` has its fields, of their types."""
+    fields = attribute.data if isinstance(attribute, DictionaryAttr) else {}
+    missing = [
+        name for name, kind in _CASCADE_FIELDS.items() if not isinstance(fields.get(name), kind)
+    ]
+    if "rolling" in fields and not isinstance(fields["rolling"], DenseArrayBase):
+        missing.append("rolling")
+    if missing:
+        raise error(
+            f"{op.name}: '{CASCADE_ATTR}' needs {', '.join(missing)} (group, index, "
+            "members, stripe: integers; window, reads, rolling: arrays)",
+            op,
+            hint="plan-tiles{cascades=true} records irc.cascade; do not write it by hand",
+        )
 
 
 def _int(attribute: DictionaryAttr, key: str) -> int:

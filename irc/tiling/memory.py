@@ -442,9 +442,8 @@ def _cascades(
     groups: dict[int, list[int]] = {}
     for op_index, op in enumerate(ops):
         attribute = op.attributes.get(CASCADE_ATTR)
-        if isinstance(attribute, DictionaryAttr):
-            group = attribute.data["group"]
-            assert isinstance(group, IntegerAttr)
+        group = attribute.data.get("group") if isinstance(attribute, DictionaryAttr) else None
+        if isinstance(group, IntegerAttr):  # (lower-to-tile reports a malformed one)
             groups.setdefault(group.value.data, []).append(op_index)
     shared: dict[int, set[int]] = {}
     for members in groups.values():
