@@ -840,6 +840,8 @@ def _check_cascade(op: Operation, attribute: Attribute) -> None:
     ]
     if "rolling" in fields and not isinstance(fields["rolling"], DenseArrayBase):
         missing.append("rolling")
+    if not isinstance(op.attributes.get(PLAN_ATTR), DictionaryAttr):
+        missing.append(f"its plan in the cascade ({PLAN_ATTR})")
     if missing:
         raise error(
             f"{op.name}: '{CASCADE_ATTR}' needs {', '.join(missing)} (group, index, "
