@@ -114,16 +114,6 @@ class Member:
         return rows * self.width if self.flat else rows
 
 
-_NO_PLAN = Plan(
-    Layer("", "", "conv", "mac", 1, 1, 1, 1, 1, 1, 1),
-    Tile(1, 1, 1, 1),
-    (1, 1, 1, 1),
-    "input",
-    False,
-)
-"""The plan of a member rebuilt from its shape inside the cost model (unused there)."""
-
-
 Schedule = tuple[tuple[tuple[int, int], ...], ...]
 """Per stripe, per member: (first output row, rows) it computes in that stripe."""
 
@@ -137,7 +127,8 @@ def chain_sources(count: int) -> Sources:
     return tuple(() if index == 0 else (index - 1,) for index in range(count))
 
 
-def _consumers(sources: Sources) -> list[list[int]]:
+def _consumers(sources: Sequence[Sequence[int]]) -> list[list[int]]:
+    """For each member (or candidate), the later ones that read it."""
     consumers: list[list[int]] = [[] for _ in sources]
     for member, read in enumerate(sources):
         for source in read:
@@ -472,13 +463,19 @@ def _part_of(
     """`_part` of a member by what it depends on (remembered: the cascades a search
     tries share members in the same places, with the same stripes)."""
     is_first, is_last, reads = place
-    member = Member(layer, window, width, 0, _NO_PLAN)
     chained = (reads, not is_last)
+
+    def model_of(rows: int) -> LayerModel:
+        return _stripe_model_of(layer, window, width, rows, chained, target)
+
+    def tile_rows(rows: int) -> int:
+        return rows * width if layer.kind == "elementwise" else rows
+
     compute = load = store = read = written = 0
     ports: dict[str, int] = {}
     for rows, times in counts:
-        model = _stripe_model(member, rows, chained, target)
-        cost = model.cost(replace(tile, rows=member.tile_rows(rows)), order)
+        model = model_of(rows)
+        cost = model.cost(replace(tile, rows=tile_rows(rows)), order)
         compute += times * cost.compute
         load += times * cost.load
         store += times * cost.store
@@ -489,7 +486,7 @@ def _part_of(
         if chained[0] and layer.inputs > chained[0]:
             local = chained[0] * rows * width * tile.channels * layer.in_bytes
             load += times * math.ceil(local / target.scratch.burst_bytes)
-    model = _stripe_model(member, first_rows or 1, chained, target)
+    model = model_of(first_rows or 1)
     weights = model.weight_dma(tile.channels, tile.depth) if layer.has_weights else (0, 0)
     active = sum(times for _, times in counts)
     if resident(layer, tile, target) and active > 1:
@@ -500,10 +497,10 @@ def _part_of(
     first = last = 0
     if is_first:
         channels = model.input_channels(tile)
-        first = weights[0] + model.input_dma(member.tile_rows(first_rows), width, channels)[0]
+        first = weights[0] + model.input_dma(tile_rows(first_rows), width, channels)[0]
     if is_last:
-        model = _stripe_model(member, last_rows, chained, target)
-        last = model.output_dma(member.tile_rows(last_rows), width, tile.channels)[0]
+        model = model_of(last_rows)
+        last = model.output_dma(tile_rows(last_rows), width, tile.channels)[0]
     return _Part(
         compute, load, store, tuple(sorted(ports.items())), read, written, double, first, last
     )
@@ -680,10 +677,7 @@ def choose(
     within CYCLE_TOLERANCE of the fewest cycles (a cascade only where it is faster
     than its layers apart, their spills included), as the planner chooses a tile."""
     Split = tuple[int, int, list[tuple[int, CascadePlan]]]
-    readers: list[list[int]] = [[] for _ in candidates]
-    for index, read in enumerate(reads):
-        for source in read:
-            readers[source].append(index)
+    readers = _consumers(reads)
     best: list[Split] = [(0, 0, [])]
     for end in range(1, len(candidates) + 1):
         cycles, moved, plans = best[end - 1]
@@ -763,10 +757,7 @@ def force(
     """Every cascade that fits with stripes of `stripe` rows (at most the last
     member's rows), whatever its cost: from each candidate on, the longest run that
     forms one (see `choose`); for tests and experiments."""
-    readers: list[list[int]] = [[] for _ in candidates]
-    for index, read in enumerate(reads):
-        for source in read:
-            readers[source].append(index)
+    readers = _consumers(reads)
     formed: list[tuple[int, CascadePlan]] = []
     start = 0
     while start < len(candidates):

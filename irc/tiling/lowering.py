@@ -658,17 +658,17 @@ class FunctionLowering:
             self.emitter = Emitter()
             self.lowered.add(op)
             lowerer(self, op)
-            self._insert_layer(op, op)
+            self._insert_layer(op)
         self._erase_dead()
         return self.stats
 
-    def _insert_layer(self, op: Operation, before: Operation) -> None:
-        """Put the emitted ops before `before`; they keep `op`'s location (what the
-        command stream and the simulator's per-layer figures name a layer by)."""
+    def _insert_layer(self, op: Operation) -> None:
+        """Put the emitted ops before `op`; they keep its location (what the command
+        stream and the simulator's per-layer figures name a layer by)."""
         for emitted in self.emitter.stack[0]:
             for nested in emitted.walk():
                 nested.location = op.location
-        self.block.insert_ops_before(self.emitter.stack[0], before)
+        self.block.insert_ops_before(self.emitter.stack[0], op)
         self.stats.layers[op.name] += 1
 
     def _lower_cascade(self, members: Sequence[Operation]) -> None:
@@ -866,10 +866,9 @@ def _ints(attribute: DictionaryAttr, key: str) -> list[int]:
 def cascade_member_plan(recorded: DictionaryAttr, layer: Layer, target: Target) -> Plan:
     """A cascade member's plan as `plan-tiles` recorded it: its tile and buffering, at
     the SRAM offsets the cascade laid out."""
-    tile_sizes = recorded.data["tile"]
     double = recorded.data["double_buffered"]
     offsets = recorded.data["sram_offsets"]
-    assert isinstance(tile_sizes, DenseArrayBase) and isinstance(offsets, DictionaryAttr)
+    assert isinstance(offsets, DictionaryAttr)
     plan = plan_tile(
         layer, target, Tile(*_ints(recorded, "tile")), double == BoolAttr.from_bool(True)
     )
