@@ -21,6 +21,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -123,13 +124,23 @@ def load_target_file(path: Path, source: str | None = None) -> model.Target:
 
 
 def parse_target(text: str, filename: str, source: str | None = None) -> model.Target:
-    """Validate the text of a target file; diagnostics are located in `filename`."""
+    """Validate the text of a target file; diagnostics are located in `filename`.
+
+    The same text, file and source give the same `Target` object: passes load their
+    target once each, and a process that compiles many models must not keep one copy
+    per compile in the planners' caches, which are keyed by it (a target is immutable,
+    so sharing it is safe)."""
+    return _parse_target(text, filename, source if source is not None else filename)
+
+
+@lru_cache(maxsize=64)
+def _parse_target(text: str, filename: str, source: str) -> model.Target:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as failure:
         raise _syntax_error(failure, text, filename) from None
     checker = _Checker(filename, key_positions(text))
-    target = checker.target(document, source if source is not None else filename)
+    target = checker.target(document, source)
     if checker.problems or target is None:
         raise IrcError(sorted(checker.problems, key=_position_order))
     return target
