@@ -329,20 +329,36 @@ def test_pytorch_cases_run_bit_exact_at_the_tile_level(case) -> None:
     lower_and_compare(module, case.inputs, NPU_DEMO)
 
 
+# The ONNX ops that become each kind of tiled int8 layer.
+TILED_KINDS = {
+    "qnn.conv": {"Conv"},
+    "qnn.conv_transpose": {"ConvTranspose"},
+    "qnn.gemm": {"Gemm"},
+    "qnn.matmul": {"MatMul"},
+    "qnn.average_pool": {"AveragePool", "GlobalAveragePool"},
+    "qnn.add": {"Add"},
+    "qnn.mul": {"Mul"},
+    "qnn.lut": {"Sigmoid", "Tanh", "Elu", "Selu", "Softplus", "HardSigmoid", "Exp", "Log"},
+}
+
+
 def test_the_corpus_exercises_every_kind_of_tiled_layer() -> None:
-    """The tiled layers over the whole corpus: every kind the lowering handles."""
+    """Every kind of tiled int8 layer the lowering handles is lowered from some case
+    of the corpus: the cases whose ONNX ops could give a kind not yet seen are
+    quantized, planned and lowered (in corpus order) until every kind has been."""
     seen: set[str] = set()
     for case in CASES:
-        if case.id in TOO_BIG:
+        wanted = {kind for kind in TILED_KINDS if kind not in seen}
+        if not wanted:
+            break
+        ops = {node.op_type for node in onnx.load(case.model_path).graph.node}
+        if case.id in TOO_BIG or not any(ops & TILED_KINDS[kind] for kind in wanted):
             continue
         module = quantize_with_irc(onnx.load(case.model_path), [case.inputs])
         plan_module(module, NPU_DEMO)
         function = next(op for op in module.ops if isinstance(op, FuncOp))
         seen |= set(lower_function(function, NPU_DEMO).layers)
-    assert seen >= {
-        "qnn.conv", "qnn.conv_transpose", "qnn.gemm", "qnn.matmul", "qnn.average_pool",
-        "qnn.add", "qnn.mul", "qnn.lut",
-    }  # fmt: skip
+    assert seen >= set(TILED_KINDS)
 
 
 @pytest.mark.parametrize(
