@@ -117,7 +117,10 @@ def isa_markdown() -> str:
         if not isinstance(op, type) or not issubclass(op, npu.Command):
             return ["- queue: none (the runtime, before or after the stream)"]
         if op is npu.DmaOp:
-            return ["- queue: `dma_in` (into SRAM, or DDR to DDR), `dma_out` (out of SRAM)"]
+            return [
+                "- queue: `dma_in` (into SRAM, or DDR to DDR), `dma_out` (out of SRAM), "
+                "`vector` (within SRAM), `dma_weights` (`weights`: on the weight stream)"
+            ]
         if op is npu.EndOp:
             return ["- queue: every queue"]
         if not op.QUEUE:

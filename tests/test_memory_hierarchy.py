@@ -211,3 +211,71 @@ def test_a_program_for_other_memories_does_not_run_on_a_target_without_them(
         IrcError, match="memories 'flash', 'system_sram' that npu-demo does not have"
     ):
         Simulator(module, load_target("npu-demo"), "main").run([np.zeros((1, 1, 8, 8), np.float32)])
+
+
+# --------------------------------------------------------------------------------------
+# The weight stream (`weight_stream`: Ethos-U fetches weights on a channel of its own)
+
+
+def weight_stream_target(directory: Path, stream: bool) -> Path:
+    """The hierarchy with 64 KiB of system SRAM, its MAC array with or without a weight
+    stream: weights from flash (axi1), activations from system SRAM (axi0)."""
+    text = hierarchy_target(directory, 64).read_text()
+    text = text.replace("[mac_array]\n", f"[mac_array]\nweight_stream = {str(stream).lower()}\n")
+    path = directory / f"stream-{stream}.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_weight_stream_loads_weights_beside_the_inputs(tmp_path: Path) -> None:
+    """With a weight stream, every load from the weights region runs on `dma_weights`
+    (and nothing else does), the run stays bit-exact, and it is faster: the weights'
+    loads from flash no longer hold up the inputs' loads from system SRAM."""
+    from xdsl.dialects.func import FuncOp
+
+    from irc.dialects import npu
+
+    runs = {}
+    for stream in (False, True):
+        result, package = compiled(
+            DIGITS, str(weight_stream_target(tmp_path, stream)), tmp_path, opt_level=1
+        )
+        assert_bit_exact(result, DIGITS, package)
+        runs[stream] = result
+        dmas = [
+            op
+            for function in result.module.ops
+            if isinstance(function, FuncOp) and npu.is_stream(function)
+            for op in function.walk()
+            if isinstance(op, npu.DmaOp)
+        ]
+        from_flash = [op for op in dmas if op.source is not None and "flash" in str(op.source.type)]
+        on_stream = [op for op in dmas if op.queue() == "dma_weights"]
+        assert from_flash
+        assert on_stream == (from_flash if stream else [])
+    busy = {stream: runs[stream].simulation.total.busy for stream in runs}
+    assert busy[False]["dma_weights"] == 0 and busy[True]["dma_weights"] > 0
+    assert busy[True]["dma_in"] < busy[False]["dma_in"]
+    assert runs[True].simulation.cycles < runs[False].simulation.cycles
+
+
+def test_the_planner_counts_a_weight_slice_that_straddles_bursts() -> None:
+    """A slice of K of a 1x1 conv's weights over 1024 input channels: 32 runs of 104
+    bytes, 1024 bytes apart, at slice offsets of multiples of 104. Within flash's
+    128-byte bursts a run starts at a multiple of 8: 4 of the 16 offsets fit one burst,
+    12 straddle two (1.75 bursts a run on average, as the simulator moves them)."""
+    from irc.tiling.planner import REQUANT_PAIR_BYTES, Layer, LayerModel
+
+    target = load_target("ethos-u55-256")
+    layer = Layer(
+        "conv", "qnn.conv", "conv", "mac", 1, 14, 14, 1024, 14, 14, 256,
+        has_weights=True, conv_steps=True,
+    )  # fmt: skip
+    model = LayerModel(layer, target)
+    cycles, moved = model.weight_dma(32, 104)
+    parameters = 32 * (layer.accumulator_bytes + REQUANT_PAIR_BYTES)
+    assert moved == round(32 * 1.75 * 128) + -(-parameters // 128) * 128
+    # A slice of 128 channels starts on a burst: one burst a run.
+    assert model.weight_dma(32, 128)[1] == 32 * 128 + -(-parameters // 128) * 128
+    flash = target.memories["flash"]
+    assert cycles == flash.read_latency_cycles + moved  # one descriptor; a byte a cycle

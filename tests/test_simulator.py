@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ from irc.sim.machine import Hazard
 from irc.sim.run import Simulator, chrome_trace, simulate
 from irc.sim.timing import burst_bytes
 from irc.stream.scoreboard import View
-from irc.targets import load_target, using_target
+from irc.targets import Target, load_target, using_target
 from irc.testing.quantized import quantize_with_irc
 
 NPU_DEMO = load_target("npu-demo")
@@ -216,9 +217,13 @@ def test_dma_bursts_count_the_bursts_each_run_touches() -> None:
 # Compiled programs
 
 
-def compile_to_npu(text: str, pipeline: str = "plan-tiles,lower-to-tile,lower-to-npu") -> ModuleOp:
+def compile_to_npu(
+    text: str,
+    pipeline: str = "plan-tiles,lower-to-tile,lower-to-npu",
+    target: Target = NPU_DEMO,
+) -> ModuleOp:
     module = parse(text)
-    with using_target(NPU_DEMO), collect_diagnostics():
+    with using_target(target), collect_diagnostics():
         for module_pass in parse_pipeline(pipeline):
             module_pass.apply(make_context(), module)
     verify_module(module)
@@ -354,7 +359,9 @@ def races(module: ModuleOp) -> list[tuple[int, int]]:
     return found
 
 
-def check_every_deletion(compiled: ModuleOp, inputs: list[np.ndarray] | dict) -> int:
+def check_every_deletion(
+    compiled: ModuleOp, inputs: list[np.ndarray] | dict, target: Target = NPU_DEMO
+) -> int:
     """Delete each signal and wait of `compiled` in turn: the simulator reports a
     hazard exactly when `races` finds one (or a wait has lost its signal), and every
     deletion does break something. Returns how many were deleted."""
@@ -375,18 +382,17 @@ def check_every_deletion(compiled: ModuleOp, inputs: list[np.ndarray] | dict) ->
         real_race = bool(races(mutated)) or isinstance(deleted, npu.SignalOp)
         if real_race:
             with pytest.raises(Hazard):
-                simulate(mutated, inputs, NPU_DEMO)
+                simulate(mutated, inputs, target)
         else:
-            simulate(mutated, inputs, NPU_DEMO)
+            simulate(mutated, inputs, target)
         # The synchronisation is minimal: every deletion breaks something.
         assert real_race, f"deleting {text} (op {index}) races nothing"
     return len(positions)
 
 
-def test_deleting_any_synchronisation_of_a_compiled_program_is_reported() -> None:
+def two_convs(rng: np.random.Generator) -> tuple[str, np.ndarray]:
     """Two convs (the second reads the first's output), with tiles small enough for
-    several of each: every signal and wait is deleted in turn."""
-    rng = np.random.default_rng(22)
+    several of each, and an input."""
     shape = (1, 6, 6, 8)
     x_type = qtype(shape, 0.1, -3)
     first = conv(rng, "a", "x", x_type, shape, 8, tile=(3, 6, 8, 8))
@@ -395,7 +401,29 @@ def test_deleting_any_synchronisation_of_a_compiled_program_is_reported() -> Non
         tile=(2, 6, 8, 8),
     )  # fmt: skip
     text = program([("x", x_type)], first.lines + "\n" + second.lines, [("b", second.output_type)])
-    assert check_every_deletion(compile_to_npu(text), [int8(rng, shape)]) >= 10
+    return text, int8(rng, shape)
+
+
+def test_deleting_any_synchronisation_of_a_compiled_program_is_reported() -> None:
+    """Two convs: every signal and wait is deleted in turn."""
+    text, x = two_convs(np.random.default_rng(22))
+    assert check_every_deletion(compile_to_npu(text), [x]) >= 10
+
+
+def test_deleting_any_synchronisation_with_a_weight_stream_is_reported() -> None:
+    """The same two convs on npu-demo with a weight stream: the weights load on
+    `dma_weights`, a queue of its own, whose signal the MAC array waits for; deleting
+    any signal or wait is reported."""
+    target = replace(NPU_DEMO, mac_array=replace(NPU_DEMO.mac_array, weight_stream=True))
+    text, x = two_convs(np.random.default_rng(22))
+    compiled = compile_to_npu(text, target=target)
+    outputs, report = simulate(compiled, [x], target)
+    expected = run_function(parse(text), [x])
+    assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
+    assert report.total.busy["dma_weights"] > 0
+    signals = [op for op in compiled.walk() if isinstance(op, npu.SignalOp)]
+    assert any(op.properties["queue"].data == "dma_weights" for op in signals)
+    assert check_every_deletion(compiled, [x], target) >= 10
 
 
 def test_deleting_any_synchronisation_of_the_digits_cnn_is_reported() -> None:

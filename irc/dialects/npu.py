@@ -77,7 +77,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolTable
 
 from irc.dialects import tile
-from irc.dialects.base import Props, check_rounding, fail, int_prop, rounding_prop
+from irc.dialects.base import Props, bool_prop, check_rounding, fail, int_prop, rounding_prop
 from irc.dialects.tile import (
     ACTIVATIONS,
     TileOp,
@@ -91,8 +91,10 @@ from irc.dialects.tile import (
 )
 from irc.ir import fixed_point, weights
 
-QUEUES = ("dma_in", "dma_out", "mac", "vector", "host")
-"""The engine queues, in the order the simulator reports them."""
+QUEUES = ("dma_in", "dma_out", "mac", "vector", "host", "dma_weights")
+"""The engine queues, in the order the simulator reports them (`dma_weights`: the
+weight stream of a target whose MAC array fetches its weights on a channel of its own,
+`weight_stream` in its target file)."""
 
 WEIGHTS_BYTES_ATTR = "npu.weights_bytes"
 WEIGHTS_MEMORY_ATTR = "npu.weights_memory"
@@ -276,19 +278,42 @@ def _check_view(value: SSAValue, what: str) -> ViewOp:
     return owner
 
 
-def _check_not_weights(value: SSAValue, what: str) -> None:
-    """A view written by `what` lies outside the read-only weights region."""
+def _placed(value: SSAValue) -> tuple[str, int, str, int] | None:
+    """A view's (space, address) and its program's weights region (memory, end); None
+    outside a program (the view's function) or for an operand that is not a view."""
     owner = value.owner
     function = _function_of(owner) if isinstance(owner, ViewOp) else None
     if function is None:
-        return
+        return None
     memory, weights_end = weights_region(function)
-    space = space_of(buffer(value))
     address = owner.props().int("address") or 0  # type: ignore[union-attr]
+    return space_of(buffer(value)), address, memory, weights_end
+
+
+def _check_not_weights(value: SSAValue, what: str) -> None:
+    """A view written by `what` lies outside the read-only weights region."""
+    placed = _placed(value)
+    if placed is None:
+        return
+    space, address, memory, weights_end = placed
     if space == memory and address < weights_end:
         raise fail(
             f"{what} writes {space} address {address}, inside the read-only weights region "
             f"[0, {weights_end})"
+        )
+
+
+def _check_in_weights(value: SSAValue) -> None:
+    """A view a load on the weight stream reads lies in the weights region."""
+    placed = _placed(value)
+    if placed is None:
+        return
+    space, begin, memory, weights_end = placed
+    end = begin + extent_bytes(buffer(value))
+    if space != memory or end > weights_end:
+        raise fail(
+            f"a load on the weight stream reads {space} [{begin}, {end}), outside the "
+            f"weights region ({memory} [0, {weights_end}))"
         )
 
 
@@ -403,7 +428,8 @@ def dma_queue(source: str | None, into: str) -> str:
     move within SRAM runs on the vector unit (a cascade's tile into or out of its
     rolling buffer: the DMA engines serve the system memories, and a move there would
     hold up the loads or stores queued behind it), one out of SRAM on `dma_out`,
-    anything else on `dma_in`."""
+    anything else on `dma_in` (a load marked `weights` runs on the weight stream,
+    `dma_weights`, instead: `DmaOp.queue`)."""
     if source == SRAM:
         return "vector" if into == SRAM else "dma_out"
     return "dma_in"
@@ -421,7 +447,10 @@ class DmaOp(Command):
     when `dest` has strides of `factor` times the frame's. A DMA into SRAM from a
     system memory (or between system memories, or a fill) runs on `dma_in`, one out of
     SRAM into a system memory on `dma_out`, and a move within SRAM (a cascade's tile
-    into or out of its rolling buffer) on the vector unit (`dma_queue`).
+    into or out of its rolling buffer) on the vector unit (`dma_queue`). With
+    `weights`, a load of weights from the weights region into SRAM runs on the weight
+    stream, `dma_weights` (a target with `weight_stream`: Ethos-U fetches weights on a
+    channel of its own, beside the loads of activations).
 
         npu.dma %rows to %box fill %frame {pad = -3}
             : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
@@ -435,9 +464,12 @@ class DmaOp(Command):
     dest = opt_operand_def(MemRefType)
     frame = opt_operand_def(MemRefType)
     pad = tile._number_prop()
+    weights = bool_prop(False)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def queue(self) -> str:
+        if self.props().bool("weights"):
+            return "dma_weights"
         into = self.dest if self.dest is not None else self.frame
         assert into is not None
         return dma_queue(
@@ -457,6 +489,18 @@ class DmaOp(Command):
             and (element_of(source) != element_of(dest) or shape_of(source) != shape_of(dest))
         ):
             raise fail(f"source {source.type} and dest {dest.type} differ in shape or element type")
+        if props.bool("weights") and (
+            source is None
+            or dest is None
+            or frame is not None
+            or space_of(buffer(source)) == SRAM
+            or space_of(buffer(dest)) != SRAM
+        ):
+            raise fail(
+                "a load on the weight stream ('weights') copies from a system memory into SRAM"
+            )
+        if props.bool("weights"):
+            _check_in_weights(source)  # type: ignore[arg-type]
         if frame is not None:
             if dest is not None and (
                 space_of(buffer(frame)) != space_of(buffer(dest))

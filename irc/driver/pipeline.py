@@ -601,7 +601,7 @@ def _partition(module: ModuleOp, simulation: Report) -> Partition:
                 cpu_ops.append(HostOp(layer_name(inner), inner.name, op_macs(inner), reason))
     for name, figures in simulation.layers.items():
         busy = figures.busy
-        if busy["mac"] or busy["vector"] or busy["dma_in"] or busy["dma_out"]:
+        if any(cycles for queue, cycles in busy.items() if queue != "host"):
             npu_layers.append(name)
     return Partition(npu_layers, simulation.total.macs, cpu_ops)
 

@@ -410,7 +410,7 @@ def summary_text(result: CompileResult) -> str:
     line(
         "utilisation",
         f"MAC array {simulation.mac_utilisation:.1%}; busy: "
-        + ", ".join(f"{queue} {simulation.utilisation(queue):.0%}" for queue in npu.QUEUES),
+        + ", ".join(f"{queue} {simulation.utilisation(queue):.0%}" for queue in simulation.queues),
     )
     efficiency = schedule_efficiency(result)
     if efficiency is not None and result.tiling is not None and result.tiling.network:
@@ -467,6 +467,7 @@ ENGINE_WORDS = {
     "mac": "the MAC array",
     "vector": "the vector unit",
     "host": "the host CPU",
+    "dma_weights": "the weight stream (dma_weights)",
 }
 
 
@@ -492,10 +493,10 @@ def _where_the_cycles_go(result: CompileResult, rows: Sequence[LayerRow]) -> lis
     lines = ["## Where the cycles go", ""]
     if not cycles:
         return [*lines, "The stream has no timed commands.", ""]
-    busiest = max(npu.QUEUES, key=simulation.utilisation)
+    busiest = max(simulation.queues, key=simulation.utilisation)
     engines = ", ".join(
         f"{queue} {simulation.utilisation(queue):.0%}"
-        for queue in sorted(npu.QUEUES, key=lambda queue: -simulation.total.busy[queue])
+        for queue in sorted(simulation.queues, key=lambda queue: -simulation.total.busy[queue])
     )
     lines.append(
         f"One inference takes **{cycles:,} cycles** ({human_seconds(simulation.seconds)}). "
@@ -989,6 +990,7 @@ ENGINE_COLOURS = {
     "mac": "#dd8452",
     "vector": "#55a868",
     "host": "#7f7f7f",
+    "dma_weights": "#937860",
 }
 
 OP_KINDS = {
@@ -1068,7 +1070,7 @@ def timeline_png(result: CompileResult) -> bytes:
     clock_hz = result.target.mac_array.clock_hz
     to_ms = 1e3 / clock_hz
     total_ms = simulation.cycles * to_ms or 1.0
-    engines = len(npu.QUEUES)
+    engines = len(simulation.queues)
     with _plot_style():
         figure = Figure(figsize=(PLOT_WIDTH, 4.4), layout="constrained")
         axes = figure.add_subplot()
@@ -1076,7 +1078,7 @@ def timeline_png(result: CompileResult) -> bytes:
         for event in simulation.events:
             if event.end > event.start:
                 lanes[event.queue].append((event.start * to_ms, (event.end - event.start) * to_ms))
-        for index, queue in enumerate(npu.QUEUES):
+        for index, queue in enumerate(simulation.queues):
             colour = ENGINE_COLOURS[queue]
             # Edges in the bar's colour keep commands shorter than a pixel visible.
             axes.broken_barh(
@@ -1113,7 +1115,7 @@ def timeline_png(result: CompileResult) -> bytes:
             ["layers"]
             + [
                 f"{queue}\n{simulation.utilisation(queue):.0%} busy"
-                for queue in reversed(npu.QUEUES)
+                for queue in reversed(simulation.queues)
             ],
         )
         axes.set_ylim(-0.6, engines + 0.6)

@@ -481,8 +481,7 @@ class Program:
         written = views[-1]  # the frame, else the dest
         reads = [source] if source is not None else []
         cost = timing.dma(self.target, reads, [written])
-        queue = npu.dma_queue(source.space if source is not None else None, written.space)
-        self._command(op, reads, [written], cost.cycles, queue=queue, transfer=cost)
+        self._command(op, reads, [written], cost.cycles, transfer=cost)
         arrays = self._arrays(op)
         pad = _pad_value(op)
         frame = arrays[-1]

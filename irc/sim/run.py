@@ -98,6 +98,13 @@ class Report:
         """The run's time at the target's clock."""
         return self.cycles / self.target.mac_array.clock_hz
 
+    @property
+    def queues(self) -> tuple[str, ...]:
+        """The engine queues of the target's machine, in `npu.QUEUES` order: the weight
+        stream (`dma_weights`, last) only on a target that has one."""
+        stream = self.target.mac_array.weight_stream
+        return tuple(queue for queue in npu.QUEUES if queue != "dma_weights" or stream)
+
     def utilisation(self, queue: str) -> float:
         """The share of the run an engine was busy."""
         return self.total.busy[queue] / self.cycles if self.cycles else 0.0
@@ -118,7 +125,7 @@ class Report:
             "busy: "
             + ", ".join(
                 f"{queue} {total.busy[queue]} ({self.utilisation(queue):.0%})"
-                for queue in npu.QUEUES
+                for queue in self.queues
             ),
             "; ".join(
                 f"{memory}: {read} bytes read, {written} written"
@@ -132,9 +139,17 @@ class Report:
     def layer_table(self) -> str:
         """One line per layer: its span, its engines' busy cycles, MAC utilisation, DDR
         traffic and the highest SRAM byte it uses."""
+        # The weight stream's column, on a target that has one (`dma_weights`).
+        stream = "dma_weights" in self.queues
+        weights_header = f"{'weights':>9} " if stream else ""
+
+        def weights(busy: dict[str, int]) -> str:
+            return f"{busy.get('dma_weights', 0):>9} " if stream else ""
+
         header = (
             f"{'layer':32} {'start':>10} {'cycles':>10} {'mac':>10} {'vector':>9} "
-            f"{'dma_in':>9} {'dma_out':>9} {'host':>9} {'MAC util':>8} {'DDR read':>10} "
+            f"{'dma_in':>9} {'dma_out':>9} {'host':>9} {weights_header}{'MAC util':>8} "
+            f"{'DDR read':>10} "
             f"{'written':>10} {'SRAM':>8}"
         )
         lines = [header]
@@ -145,7 +160,7 @@ class Report:
             lines.append(
                 f"{name[:32]:32} {figures.start:>10} {figures.cycles:>10} {busy['mac']:>10} "
                 f"{busy['vector']:>9} {busy['dma_in']:>9} {busy['dma_out']:>9} "
-                f"{busy['host']:>9} {utilisation:>8.1%} {figures.ddr_read:>10} "
+                f"{busy['host']:>9} {weights(busy)}{utilisation:>8.1%} {figures.ddr_read:>10} "
                 f"{figures.ddr_written:>10} {figures.sram_high:>8}"
             )
         return "\n".join(lines)
@@ -258,7 +273,7 @@ def chrome_trace(report: Report) -> dict[str, object]:
     events: list[dict[str, object]] = [
         {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": report.target.name}}
     ]
-    for index, queue in enumerate(npu.QUEUES):
+    for index, queue in enumerate(report.queues):
         events.append(
             {"name": "thread_name", "ph": "M", "pid": 0, "tid": index, "args": {"name": queue}}
         )

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    BoolAttr,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
@@ -631,6 +632,16 @@ class StreamLowering:
         }
         if frame is not None:
             properties["pad"] = pad if pad is not None else IntegerAttr(0, i64)
+        if (
+            self.target.mac_array.weight_stream
+            and source is not None
+            and dest is not None
+            and frame is None
+            and source.space == self.weights_memory
+            and source.address + source.extent <= self.weights_bytes
+            and dest.space == npu.SRAM
+        ):
+            properties["weights"] = BoolAttr.from_bool(True)
         op = npu.DmaOp.create(operands=operands, properties=properties)
         op.location = location  # type: ignore[assignment]
         reads = [source] if source is not None else []

@@ -34,7 +34,10 @@ class MacArray:
     takes `taps_per_step` taps a step, and so does a conv over few input channels when
     that takes fewer steps ("part-kernel first": `taps_per_step` taps of
     `input_block_depth / taps_per_step` channels a step); and the output stage writes
-    at most `output_elements_per_cycle` elements a cycle (0: no bound)."""
+    at most `output_elements_per_cycle` elements a cycle (0: no bound). With
+    `weight_stream`, the array fetches its weights on a DMA channel of its own (the
+    `dma_weights` queue), beside the loads of activations (`dma_in`); they still share
+    the port of the memory they come from."""
 
     rows: int
     columns: int
@@ -44,6 +47,7 @@ class MacArray:
     weight_bytes_per_cycle: float = 0.0
     taps_per_step: int = 0
     output_elements_per_cycle: float = 0.0
+    weight_stream: bool = False
 
     @property
     def macs_per_cycle(self) -> int:

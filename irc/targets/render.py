@@ -426,6 +426,8 @@ def _field_constraints(spec: Field) -> str:
         parts.append(f"required when `{spec.required_when} = true`; omit otherwise")
     elif not spec.required and spec.default == ():
         parts.append("optional")
+    elif not spec.required and isinstance(spec.default, bool):
+        parts.append(f"optional (default {str(spec.default).lower()})")
     elif not spec.required:
         parts.append(f"optional (default {format_number(spec.default)})")  # type: ignore[arg-type]
     return ", ".join(parts) or "required"

@@ -317,6 +317,16 @@ SECTIONS: tuple[Section, ...] = (
                 required=False,
                 required_when="output_block",
             ),
+            Field(
+                "weight_stream",
+                "weight_stream",
+                "bool",
+                "the array fetches its weights on a DMA channel of its own (Ethos-U's "
+                "weight stream): weight loads run on the `dma_weights` queue, beside the "
+                "loads of activations on `dma_in`",
+                required=False,
+                default=False,
+            ),
         ),
     ),
     Section(

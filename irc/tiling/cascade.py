@@ -404,6 +404,8 @@ class _Part:
 
     compute: int
     load: int
+    weight_load: int
+    """On the weight stream, of a target with one (`LayerModel.weight_stream`)."""
     store: int
     ports: tuple[tuple[str, int], ...]
     read: int
@@ -418,8 +420,10 @@ class _Part:
     def time(self) -> int:
         """Its own time: overlapped when double buffered, else taking turns."""
         if self.double:
-            return max(self.compute, self.load, self.store, *(c for _, c in self.ports))
-        return self.compute + self.load + self.store
+            return max(
+                self.compute, self.load, self.weight_load, self.store, *(c for _, c in self.ports)
+            )
+        return self.compute + self.load + self.weight_load + self.store
 
 
 def _part(
@@ -471,13 +475,14 @@ def _part_of(
     def tile_rows(rows: int) -> int:
         return rows * width if layer.kind == "elementwise" else rows
 
-    compute = load = store = read = written = 0
+    compute = load = weight_load = store = read = written = 0
     ports: dict[str, int] = {}
     for rows, times in counts:
         model = model_of(rows)
         cost = model.cost(replace(tile, rows=tile_rows(rows)), order)
         compute += times * cost.compute
         load += times * cost.load
+        weight_load += times * cost.weight_load
         store += times * cost.store
         read += times * cost.read
         written += times * cost.written
@@ -491,19 +496,24 @@ def _part_of(
     active = sum(times for _, times in counts)
     if resident(layer, tile, target) and active > 1:
         # Its weights stay in SRAM: loaded once, before the first stripe.
-        load -= (active - 1) * weights[0]
+        if model.weight_stream:
+            weight_load -= (active - 1) * weights[0]
+        else:
+            load -= (active - 1) * weights[0]
         read -= (active - 1) * weights[1]
         ports[model.weight_memory.port] -= (active - 1) * weights[0]
     first = last = 0
     if is_first:
         channels = model.input_channels(tile)
-        first = weights[0] + model.input_dma(tile_rows(first_rows), width, channels)[0]
+        loads = (weights[0], model.input_dma(tile_rows(first_rows), width, channels)[0])
+        first = max(loads) if model.weight_stream else sum(loads)
     if is_last:
         model = model_of(last_rows)
         last = model.output_dma(tile_rows(last_rows), width, tile.channels)[0]
     return _Part(
-        compute, load, store, tuple(sorted(ports.items())), read, written, double, first, last
-    )
+        compute, load, weight_load, store, tuple(sorted(ports.items())),
+        read, written, double, first, last,
+    )  # fmt: skip
 
 
 def _total(parts: Sequence[_Part]) -> int:
@@ -519,6 +529,7 @@ def _total(parts: Sequence[_Part]) -> int:
     busiest = max(
         sum(part.compute for part in overlapped),
         sum(part.load for part in overlapped),
+        sum(part.weight_load for part in overlapped),
         sum(part.store for part in overlapped),
         *ports.values(),
     )

@@ -447,6 +447,9 @@ def _remembered(method: Callable[..., _Figure]) -> Callable[..., _Figure]:
 class _Cost:
     compute: int = 0
     load: int = 0
+    """The loads on `dma_in` (every load, the weights' too, without a weight stream)."""
+    weight_load: int = 0
+    """The loads of weights on the weight stream (`dma_weights`), of a target with one."""
     store: int = 0
     read: int = 0
     """Bytes read from system memories (not the local SRAM's rolling buffers)."""
@@ -459,9 +462,10 @@ class _Cost:
 
     @property
     def transfers(self) -> int:
-        """The DMA's time when it overlaps compute: the loads (one queue), the stores
-        (another), or the busiest port, whichever is longest."""
-        return max(self.load, self.store, *self.ports.values())
+        """The DMA's time when it overlaps compute: the loads (one queue, and the
+        weight stream's another), the stores (another), or the busiest port, whichever
+        is longest."""
+        return max(self.load, self.weight_load, self.store, *self.ports.values())
 
 
 @dataclass(frozen=True)
@@ -503,6 +507,8 @@ class LayerModel:
         self.input_memory = _Memory.of(target, layer.in_memory)
         self.output_memory = _Memory.of(target, layer.out_memory or layer.in_memory)
         self.weight_memory = _Memory.of(target, target.placement.weights)
+        self.weight_stream = target.mac_array.weight_stream
+        """Weights load on a channel of their own, beside the inputs (`dma_weights`)."""
         self.alignment = target.scratch.alignment_bytes
         in_h, in_w = layer.upsampled
         self.padded_h = in_h + layer.pads[0] + layer.pads[2]
@@ -652,10 +658,12 @@ class LayerModel:
         )
         if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
             # A slice of K of an O x KH x KW x I weight: a run of `depth` inputs for
-            # every output channel and tap, the runs I apart.
+            # every output channel and tap, the runs I apart, the slices `depth` apart
+            # (so a run starts at a multiple of both).
             full = self.full_depth * layer.weight_bytes
+            run = depth * layer.weight_bytes
             weights = self.dma_cycles(
-                self.weight_memory, True, channels * taps, depth * layer.weight_bytes, 1, full
+                self.weight_memory, True, channels * taps, run, 1, math.gcd(full, run)
             )
             rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 0)
             return weights[0] + rest[0], weights[1] + rest[1]
@@ -707,7 +715,10 @@ class LayerModel:
             if layer.has_weights:
                 w_cycles, w_bytes = self.weight_dma(ch, k)
                 w_count = count / spatial_tiles if order == "weights" and not split else count
-                total.load += round(w_count * w_cycles)
+                if self.weight_stream:
+                    total.weight_load += round(w_count * w_cycles)
+                else:
+                    total.load += round(w_count * w_cycles)
                 total.carry(self.weight_memory.port, round(w_count * w_cycles))
                 total.read += round(w_count * w_bytes)
             out_cycles, out_bytes = self.output_dma(h, w, ch)
@@ -748,16 +759,17 @@ class LayerModel:
         layer = self.layer
         channels = self.input_channels(tile)
         first = self.input_dma(tile.rows, tile.columns, channels)[0]
+        weights = vector = 0
         if self.streams_weights(tile):
             # The first step starts on one chunk of the weights; its requantize runs on
             # the vector unit, which the next step (the same accumulator) waits for.
-            columns = self.target.mac_array.columns
-            first += self.weight_dma(columns, tile.depth)[0]
-            first += (
-                tile.rows * tile.columns * math.ceil(tile.channels / self.target.vector_unit.lanes)
-            )
+            weights = self.weight_dma(self.target.mac_array.columns, tile.depth)[0]
+            lanes = self.target.vector_unit.lanes
+            vector = tile.rows * tile.columns * math.ceil(tile.channels / lanes)
         elif layer.has_weights:
-            first += self.weight_dma(tile.channels, tile.depth)[0]
+            weights = self.weight_dma(tile.channels, tile.depth)[0]
+        # On a weight stream, the first weights load beside the first input.
+        first = (max(first, weights) if self.weight_stream else first + weights) + vector
         rows, columns, out_channels = self.last_tile(tile)
         last = self.output_dma(rows, columns, out_channels)[0]
         return first, last
@@ -857,7 +869,7 @@ class LayerModel:
                 if cost.compute >= cost.transfers:
                     cycles += self.store_backlog(tile)
             else:
-                cycles = cost.compute + cost.load + cost.store
+                cycles = cost.compute + cost.load + cost.weight_load + cost.store
             counts = (
                 layer.batch * -(-layer.out_h // tile.rows),
                 -(-layer.out_w // tile.columns),
@@ -875,7 +887,7 @@ class LayerModel:
                 cost.read,
                 cost.written,
                 cost.compute,
-                cost.load,
+                cost.load + cost.weight_load,
                 cost.store,
                 cycles,
                 self.lower_bound,

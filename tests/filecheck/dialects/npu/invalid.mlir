@@ -201,6 +201,26 @@ func.func @dma_source_without_dest() attributes {npu.ddr_bytes = 4096} {
 
 // -----
 
+func.func @weights_from_sram() attributes {npu.sram_bytes = 4096} {
+  %a = npu.view sram[0] : memref<4xi8, "sram">
+  %b = npu.view sram[64] : memref<4xi8, "sram">
+  // expected-error @+1 {{a load on the weight stream ('weights') copies from a system memory into SRAM}}
+  npu.dma %a to %b {weights = true} : memref<4xi8, "sram">, memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
+func.func @weights_outside_the_region() attributes {npu.flash_bytes = 4096, npu.system_sram_bytes = 4096, npu.weights_memory = "flash", npu.weights_bytes = 64, npu.sram_bytes = 4096} {
+  %a = npu.view system_sram[0] : memref<4xi8, "system_sram">
+  %b = npu.view sram[0] : memref<4xi8, "sram">
+  // expected-error @+1 {{a load on the weight stream reads system_sram [0, 4), outside the weights region (flash [0, 64))}}
+  npu.dma %a to %b {weights = true} : memref<4xi8, "system_sram">, memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @dma_nothing() {
   // expected-error @+1 {{npu.dma needs a source and a dest, a fill frame, or both}}
   "npu.dma"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> : () -> ()
@@ -475,7 +495,7 @@ func.func @host_call_sram() attributes {npu.ddr_bytes = 4096, npu.sram_bytes = 4
 // -----
 
 func.func @signal_queue() {
-  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, got dsp}}
+  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, got dsp}}
   npu.signal {queue = "dsp", token = 0}
   func.return
 }
@@ -491,7 +511,7 @@ func.func @signal_token() {
 // -----
 
 func.func @wait_queue() {
-  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, got MAC}}
+  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, got MAC}}
   npu.wait {queue = "MAC", token = 0}
   func.return
 }

@@ -275,6 +275,9 @@ func.func @memory_hierarchy(%x: tensor<64xi8>) -> tensor<64xi8> attributes {npu.
   // CHECK: npu.dma %w to %ws : memref<64xi8, "flash">, memref<64xi8, "sram">
   npu.dma %w to %ws : memref<64xi8, "flash">, memref<64xi8, "sram">
   npu.dma %a to %as : memref<64xi8, "system_sram">, memref<64xi8, "sram">
+  // On a target with a weight stream, a load of weights runs on `dma_weights`.
+  // CHECK: npu.dma %w to %ws {weights = true} : memref<64xi8, "flash">, memref<64xi8, "sram">
+  npu.dma %w to %ws {weights = true} : memref<64xi8, "flash">, memref<64xi8, "sram">
   npu.end
   %y = npu.read %a : memref<64xi8, "system_sram"> to tensor<64xi8>
   func.return %y : tensor<64xi8>
