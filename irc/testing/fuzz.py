@@ -79,8 +79,9 @@ The levels compared (`check_graph`)
    the rest; or the one
    `--target` names). The seed turns channel alignment and double buffering
    on and off, as `-O0` to `-O2` do, and cascades (on in three seeds of four, chosen
-   by cost or, in every third seed, forced in stripes of 1 to 4 rows: `cascade_options`):
-   bit-exact with qnn;
+   by cost or, in every third seed, forced in stripes of 1 to 4 rows: `cascade_options`),
+   and gives the target a weight stream in every other run of 16 seeds
+   (`weight_stream_option`): bit-exact with qnn;
 5. `npu`: `lower-to-npu`, the command stream on the simulator: bit-exact with qnn;
 6. `package`: the package's files loaded by `irc.runtime.Session`: bit-exact with qnn.
 
@@ -104,7 +105,7 @@ import traceback
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -989,6 +990,13 @@ def cascade_options(seed: int) -> tuple[bool, int]:
     return True, (1 + seed // 4 % 4 if seed % 3 == 1 else 0)
 
 
+def weight_stream_option(seed: int) -> bool:
+    """Whether a seed gives the target's MAC array a weight stream (`weight_stream`:
+    weight loads on `dma_weights`, a queue of their own): every other run of 16 seeds,
+    independent of the choices above."""
+    return seed // 16 % 2 == 1
+
+
 def check_graph(
     model: onnx.ModelProto, seed: int, package: bool = True, target: str = "npu-demo"
 ) -> Result:
@@ -1106,6 +1114,9 @@ def _run_levels(
         check(compare_float(run_function(module, feeds), expected))
         passed("qnn")
         target = load_target(target_spec)
+        if weight_stream_option(seed) and not target.mac_array.weight_stream:
+            stream = replace(target.mac_array, weight_stream=True)
+            target = replace(target, mac_array=stream)
         align_channels, double_buffer = seed % 2 == 0, seed // 2 % 2 == 0
         prepare_for_calibration(module)
         samples = [feeds, random_inputs(model, seed + 1)]
