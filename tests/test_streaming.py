@@ -352,6 +352,29 @@ def test_a_result_written_over_the_input_runs_frames_one_after_another() -> None
     assert timing.starts == [0, 3532, 2 * 3532, 3 * 3532]
     assert timing.ends == [3532, 2 * 3532, 3 * 3532, 4 * 3532]
     assert timing.latencies == [3532] * 4
+    # Why, as the summary says: the load of the next frame's input reads the bytes
+    # this frame's store writes (the 784-byte result at DDR 0, inside the input).
+    (blocker,) = timing.blockers
+    assert (blocker.memory, blocker.start, blocker.end) == ("ddr", 0, 784)
+    assert blocker.waiting.startswith("npu.dma at line ") and blocker.waiting.endswith(" on dma_in")
+    assert blocker.blocking.endswith(" on dma_out")
+    assert f"frame k+1 waits: {blocker}" in timing.summary().splitlines()
+    assert "previous frame's npu.dma at line" in str(blocker)
+
+
+def test_the_blockers_of_frames_sharing_sram_buffers_name_the_buffers() -> None:
+    """The result apart from the input, the SRAM buffers shared: frame k+1's load
+    writes the buffer frame k's pool reads, its pool the one frame k's store reads."""
+    program, _ = loaded(parse(shared(2304)))
+    blockers = stream_timing(program, 3).blockers
+    assert [(b.memory, b.start, b.end) for b in blockers] == [
+        ("sram", 0, 2304),
+        ("sram", 2304, 3088),
+    ]
+    assert [(b.waiting.split()[0], b.blocking.split()[0]) for b in blockers] == [
+        ("npu.dma", "npu.pool"),
+        ("npu.pool", "npu.dma"),
+    ]
 
 
 # ---- host calls on two lanes -----------------------------------------------------------

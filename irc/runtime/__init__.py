@@ -76,7 +76,7 @@ class StreamResult:
     outputs: list[dict[str, np.ndarray]]
 
     def summary(self) -> str:
-        """Throughput and latency in a line or two."""
+        """Throughput and latency, and what holds the frames apart (`StreamTiming`)."""
         return self.timing.summary()
 
 

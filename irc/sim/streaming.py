@@ -75,7 +75,7 @@ import numpy as np
 
 from irc.diagnostics import error
 from irc.dialects import npu
-from irc.sim.machine import Entry, Program
+from irc.sim.machine import Entry, Program, describe
 from irc.sim.schedule import Item, schedule
 from irc.stream.scoreboard import Conflict, Scoreboard, View
 
@@ -114,6 +114,9 @@ class StreamTiming:
     """When the last frame ends."""
     single_frame_cycles: int
     """One frame alone (the `Program`'s own schedule)."""
+    blockers: tuple[Blocker, ...] = ()
+    """Why frame k+1 waits for frame k: each command of a frame that waits for one of
+    the frame before, and the bytes both use (`blockers`)."""
 
     @property
     def latencies(self) -> list[int]:
@@ -143,7 +146,17 @@ class StreamTiming:
             f"({_milliseconds(self.total_cycles / self.clock_hz)} ms): {self.fps:.1f} FPS\n"
             f"latency {percentiles} ms (one frame alone: "
             f"{_milliseconds(self.single_frame_cycles / self.clock_hz)} ms)"
+            + "".join(f"\nframe k+1 waits: {blocker}" for blocker in self.blockers[:MAX_SHOWN])
+            + (
+                f"\n... and {len(self.blockers) - MAX_SHOWN} more"
+                if len(self.blockers) > MAX_SHOWN
+                else ""
+            )
         )
+
+
+MAX_SHOWN = 3
+"""The blockers `StreamTiming.summary` names (the rest are counted)."""
 
 
 def _milliseconds(seconds: float) -> str:
@@ -183,10 +196,30 @@ class Dependency:
     after: int
 
 
+@dataclass(frozen=True)
+class Blocker:
+    """A dependency as a user reads it: the command of frame k+1 that waits, the
+    command of frame k it waits for (each by `describe`, with its queue), and the
+    bytes both use, one of them writing (the first such range)."""
+
+    waiting: str
+    blocking: str
+    memory: str
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.waiting} waits for the previous frame's {self.blocking}: both use "
+            f"{self.memory} bytes [{self.start}, {self.end})"
+        )
+
+
 def stream_timing(program: Program, frames: int) -> StreamTiming:
     """Time `frames` copies of `program`'s stream run back to back, each overlapping
     the one before wherever the data allows (see the module docstring)."""
-    scheduled = schedule_frames(program, frames)
+    dependencies = cross_frame_dependencies(program)[0]
+    scheduled = schedule_frames(program, frames, dependencies)
     ends = [frame.end for frame in scheduled]
     return StreamTiming(
         frames,
@@ -195,19 +228,66 @@ def stream_timing(program: Program, frames: int) -> StreamTiming:
         ends,
         max(ends),
         max((event.end for event in program.events), default=0),
+        blockers(program, dependencies),
     )
 
 
-def schedule_frames(program: Program, frames: int) -> list[ScheduledFrame]:
+def blockers(program: Program, dependencies: Sequence[Dependency]) -> tuple[Blocker, ...]:
+    """Each dependency of a frame on the one before, named: the two commands and the
+    bytes they both use."""
+    entries = program.timeline.entries
+    events = {id(item): event for event, item in zip(program.events, program.timeline.items)}
+
+    def named(position: int) -> str:
+        entry = entries[position]
+        event = events.get(id(entry.item))
+        name = describe(event.op) if event is not None else entry.item.kind
+        return f"{name} on {_queue_name(entry.queue)}"
+
+    found = []
+    for dependency in dependencies:
+        after, before = entries[dependency.after], entries[dependency.before]
+        shared = _shared_bytes(after, before)
+        if shared is None:
+            continue
+        found.append(Blocker(named(dependency.after), named(dependency.before), *shared))
+    return tuple(found)
+
+
+def _queue_name(queue: int) -> str:
+    return npu.QUEUES[queue] if queue < ENGINE_QUEUES else "host"
+
+
+def _shared_bytes(after: Entry, before: Entry) -> tuple[str, int, int] | None:
+    """The first byte range (in program order of `after`'s views) that `after` and
+    `before` both use, one of them writing it."""
+    pairs = [(view, other) for view in after.reads for other in before.writes]
+    pairs += [(view, other) for view in after.writes for other in (*before.reads, *before.writes)]
+    for view, other in pairs:
+        if view.space != other.space:
+            continue
+        start = max(view.address, other.address)
+        end = min(view.address + view.extent, other.address + other.extent)
+        if start < end:
+            return view.space, start, end
+    return None
+
+
+def schedule_frames(
+    program: Program, frames: int, dependencies: Sequence[Dependency] | None = None
+) -> list[ScheduledFrame]:
     """Every frame's commands and places in time, `frames` copies of the stream
-    streamed (see the module docstring)."""
+    streamed (see the module docstring); `dependencies`: those of
+    `cross_frame_dependencies`, if found already."""
     if frames < 1:
         raise error(
             f"a stream of frames needs at least one frame, got {frames}",
             hint="ask for 1 frame or more",
         )
+    if dependencies is None:
+        dependencies = cross_frame_dependencies(program)[0]
     with _without_cycle_collection():
-        plan = _FramePlan(program, cross_frame_dependencies(program)[0])
+        plan = _FramePlan(program, dependencies)
         queues: list[list[Item]] = [[] for _ in range(SCHEDULED_QUEUES)]
         scheduled = [plan.add_frame(frame, queues) for frame in range(frames)]
         schedule(queues)
