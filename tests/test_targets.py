@@ -1033,6 +1033,20 @@ def test_key_positions_skip_strings_arrays_and_comments() -> None:
 # Presets
 
 
+def test_the_same_target_file_gives_the_same_target_object(tmp_path: Path) -> None:
+    """Passes load their target each; the planners' caches are keyed by it, so a
+    process that compiles many models must get one object per file text, not one per
+    load (tests/test_memory.py measures what that keeps). Another text is another
+    target."""
+    assert load_target("npu-demo") is load_target("npu-demo")
+    path = tmp_path / "demo.toml"
+    path.write_text(preset_path("npu-demo").read_text())
+    assert load_target(path) is load_target(path)
+    assert load_target(path) is not load_target("npu-demo")  # another source
+    path.write_text(path.read_text().replace("size_kib = 512", "size_kib = 256", 1))
+    assert load_target(path).scratch.size_bytes != load_target("npu-demo").scratch.size_bytes
+
+
 def test_presets() -> None:
     assert preset_names() == [
         "edge-2tops",
