@@ -101,8 +101,9 @@ class Report:
     @property
     def queues(self) -> tuple[str, ...]:
         """The engine queues of the target's machine, in `npu.QUEUES` order: the weight
-        stream (`dma_weights`, last) only on a target that has one."""
-        stream = self.target.mac_array.weight_stream
+        stream (`dma_weights`, last) only on a target that has one, or when the stream
+        ran commands there (a program made for such a target)."""
+        stream = self.target.mac_array.weight_stream or self.total.busy["dma_weights"] > 0
         return tuple(queue for queue in npu.QUEUES if queue != "dma_weights" or stream)
 
     def utilisation(self, queue: str) -> float:
