@@ -487,9 +487,10 @@ def test_the_trace_has_one_track_per_engine() -> None:
         for event in trace["traceEvents"]
         if event["ph"] == "M" and event["name"] == "thread_name"
     }
-    # npu-demo has no weight stream: its engines are every queue but `dma_weights`.
-    assert names == dict(enumerate(report.queues))
-    assert report.queues == tuple(queue for queue in npu.QUEUES if queue != "dma_weights")
+    # npu-demo has no weight stream: its engines are every queue but `dma_weights` and
+    # `dma_stage`, each track named as the events' `tid` (its index in npu.QUEUES).
+    assert names == {npu.QUEUES.index(queue): queue for queue in report.queues}
+    assert report.queues == npu.QUEUES[:5]
     spans = [event for event in trace["traceEvents"] if event["ph"] == "X"]
     assert [(e["name"], names[e["tid"]]) for e in spans] == [
         ("dma", "dma_in"), ("dma", "dma_in"), ("dma", "dma_in"), ("conv", "mac"), ("dma", "dma_out")

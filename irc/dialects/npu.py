@@ -91,10 +91,11 @@ from irc.dialects.tile import (
 )
 from irc.ir import fixed_point, weights
 
-QUEUES = ("dma_in", "dma_out", "mac", "vector", "host", "dma_weights")
+QUEUES = ("dma_in", "dma_out", "mac", "vector", "host", "dma_weights", "dma_stage")
 """The engine queues, in the order the simulator reports them (`dma_weights`: the
 weight stream of a target whose MAC array fetches its weights on a channel of its own,
-`weight_stream` in its target file)."""
+`weight_stream` in its target file; `dma_stage`: its DMA engine copying a layer's
+weights into a faster system memory while the layer before runs)."""
 
 WEIGHTS_BYTES_ATTR = "npu.weights_bytes"
 WEIGHTS_MEMORY_ATTR = "npu.weights_memory"
@@ -448,9 +449,11 @@ class DmaOp(Command):
     system memory (or between system memories, or a fill) runs on `dma_in`, one out of
     SRAM into a system memory on `dma_out`, and a move within SRAM (a cascade's tile
     into or out of its rolling buffer) on the vector unit (`dma_queue`). With
-    `weights`, a load of weights from the weights region into SRAM runs on the weight
-    stream, `dma_weights` (a target with `weight_stream`: Ethos-U fetches weights on a
-    channel of its own, beside the loads of activations).
+    `weights`, a load of weights from the weights region runs on the weight stream,
+    `dma_weights` (a target with `weight_stream`: Ethos-U fetches weights on a channel
+    of its own, beside the loads of activations), and a copy of a layer's weights into
+    a faster system memory (its stage) on the DMA engine's queue, `dma_stage`, beside
+    the layer before.
 
         npu.dma %rows to %box fill %frame {pad = -3}
             : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
@@ -469,7 +472,9 @@ class DmaOp(Command):
 
     def queue(self) -> str:
         if self.props().bool("weights"):
-            return "dma_weights"
+            dest = self.dest
+            staging = dest is not None and space_of(buffer(dest)) != SRAM
+            return "dma_stage" if staging else "dma_weights"
         into = self.dest if self.dest is not None else self.frame
         assert into is not None
         return dma_queue(
@@ -490,14 +495,11 @@ class DmaOp(Command):
         ):
             raise fail(f"source {source.type} and dest {dest.type} differ in shape or element type")
         if props.bool("weights") and (
-            source is None
-            or dest is None
-            or frame is not None
-            or space_of(buffer(source)) == SRAM
-            or space_of(buffer(dest)) != SRAM
+            source is None or dest is None or frame is not None or space_of(buffer(source)) == SRAM
         ):
             raise fail(
-                "a load on the weight stream ('weights') copies from a system memory into SRAM"
+                "a load on the weight stream ('weights') copies from the weights region, "
+                "without a fill"
             )
         if props.bool("weights"):
             _check_in_weights(source)  # type: ignore[arg-type]

@@ -468,6 +468,7 @@ ENGINE_WORDS = {
     "vector": "the vector unit",
     "host": "the host CPU",
     "dma_weights": "the weight stream (dma_weights)",
+    "dma_stage": "the DMA staging weights (dma_stage)",
 }
 
 
@@ -991,6 +992,7 @@ ENGINE_COLOURS = {
     "vector": "#55a868",
     "host": "#7f7f7f",
     "dma_weights": "#937860",
+    "dma_stage": "#da8bc3",
 }
 
 OP_KINDS = {
@@ -1082,7 +1084,7 @@ def timeline_png(result: CompileResult) -> bytes:
             colour = ENGINE_COLOURS[queue]
             # Edges in the bar's colour keep commands shorter than a pixel visible.
             axes.broken_barh(
-                lanes[index],
+                lanes[npu.QUEUES.index(queue)],
                 (engines - index - 0.38, 0.76),
                 facecolors=colour,
                 edgecolors=colour,

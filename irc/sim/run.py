@@ -101,10 +101,15 @@ class Report:
     @property
     def queues(self) -> tuple[str, ...]:
         """The engine queues of the target's machine, in `npu.QUEUES` order: the weight
-        stream (`dma_weights`, last) only on a target that has one, or when the stream
-        ran commands there (a program made for such a target)."""
-        stream = self.target.mac_array.weight_stream or self.total.busy["dma_weights"] > 0
-        return tuple(queue for queue in npu.QUEUES if queue != "dma_weights" or stream)
+        stream (`dma_weights`) and its staging copies (`dma_stage`) only on a target
+        with a weight stream, or when the run used them (a program made for one)."""
+        stream = self.target.mac_array.weight_stream
+        optional = ("dma_weights", "dma_stage")
+        return tuple(
+            queue
+            for queue in npu.QUEUES
+            if queue not in optional or stream or self.total.busy[queue] > 0
+        )
 
     def utilisation(self, queue: str) -> float:
         """The share of the run an engine was busy."""
@@ -274,9 +279,10 @@ def chrome_trace(report: Report) -> dict[str, object]:
     events: list[dict[str, object]] = [
         {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": report.target.name}}
     ]
-    for index, queue in enumerate(report.queues):
+    for queue in report.queues:
+        tid = npu.QUEUES.index(queue)  # the events' `tid`
         events.append(
-            {"name": "thread_name", "ph": "M", "pid": 0, "tid": index, "args": {"name": queue}}
+            {"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": queue}}
         )
     for event in report.events:
         args: dict[str, object] = {"layer": event_layer(event), "cycles": event.end - event.start}

@@ -639,7 +639,6 @@ class StreamLowering:
             and frame is None
             and source.space == self.weights_memory
             and source.address + source.extent <= self.weights_bytes
-            and dest.space == npu.SRAM
         ):
             properties["weights"] = BoolAttr.from_bool(True)
         op = npu.DmaOp.create(operands=operands, properties=properties)

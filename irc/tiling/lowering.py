@@ -381,6 +381,11 @@ class FunctionLowering:
             ) from None
         self.values = plan.values
         self.weights_end = plan.weights_bytes
+        self.staged = plan.staged
+        """The layers whose weights are staged, and their slots' values."""
+        self.previous_start: Operation | None = None
+        """The first op emitted for the planned layer (or cascade) lowered last: where
+        the next layer's staged weights are copied, so that the copy runs beside it."""
         self.slice_base = self._slice_bases()
         self.value_at = {index: value for value, index in self.index_of.items()}
         self.concat_roots = {record.parent for record in self.values if record.role == "slice"}
@@ -466,6 +471,63 @@ class FunctionLowering:
             else:
                 self._write_tensor(value, storage)
         return storage
+
+    def staged_weights(self, op: Operation, value: SSAValue, storage: Storage) -> Storage:
+        """Layer `op`'s weights `value` (at `storage`) copied whole into their slot in
+        the fastest memory of activations, when its plan stages them and the slot has a
+        buffer: the copy goes before the previous planned layer's ops (it runs while
+        that layer does), and the layer's tiles load from the slot."""
+        index = self.staged.get(op)
+        if index is None or self.values[index].offset < 0 or not storage.whole:
+            return storage
+        if tensor_shape(value) != storage.shape:
+            return storage  # seen with another shape (a 1-D conv's): read where it is
+        slot = self.values[index]
+        element = storage_element(value.type)
+        assert element is not None
+        shape = storage.shape
+        saved, self.emitter = self.emitter, Emitter()
+        try:
+            record = self.values[self.index_of[value]]
+            source = self._insert(
+                tile.ToBufferOp.create(
+                    operands=[value],
+                    properties={"offset": IntegerAttr(record.offset, i64)},
+                    result_types=[memref(shape, element, StringAttr(record.memory))],
+                )
+            ).results[0]
+            dest = self._insert(
+                tile.AllocOp.create(
+                    properties={"offset": IntegerAttr(slot.offset, i64)},
+                    result_types=[memref(shape, element, StringAttr(slot.memory))],
+                )
+            ).results[0]
+            self.copy_box(source, (0,) * len(shape), dest, (0,) * len(shape), shape)
+            emitted = self.emitter.stack[0]
+        finally:
+            self.emitter = saved
+        for copied in emitted:
+            for nested in copied.walk():
+                nested.location = op.location
+        anchor = self.previous_start if self.previous_start is not None else op
+        owner = value.owner
+        if isinstance(owner, Operation) and not owner.has_trait(ConstantLike):
+            anchor = op
+        if isinstance(owner, Operation) and not self._before(owner, anchor):
+            # A constant defined after the layer before: moved up to the copy.
+            owner.detach()
+            self.block.insert_op_before(owner, anchor)
+        self.block.insert_ops_before(emitted, anchor)
+        return Storage(dest, (0,) * len(shape), shape)
+
+    def _before(self, op: Operation, anchor: Operation) -> bool:
+        """Whether `op` comes before `anchor` in the function's block."""
+        current = anchor.prev_op
+        while current is not None:
+            if current is op:
+                return True
+            current = current.prev_op
+        return False
 
     def whole(self, value: SSAValue, spatially: bool = False) -> Storage:
         """A value's storage as a buffer of its own: where it lives if it fills its
@@ -669,6 +731,8 @@ class FunctionLowering:
             for nested in emitted.walk():
                 nested.location = op.location
         self.block.insert_ops_before(self.emitter.stack[0], op)
+        if PLAN_ATTR in op.attributes and self.emitter.stack[0]:
+            self.previous_start = self.emitter.stack[0][0]
         self.stats.layers[op.name] += 1
 
     def _lower_cascade(self, members: Sequence[Operation]) -> None:
@@ -689,6 +753,8 @@ class FunctionLowering:
             self.cascade = None
         emission.emit()
         self.block.insert_ops_before(self.emitter.stack[0], members[-1])
+        if self.emitter.stack[0]:
+            self.previous_start = self.emitter.stack[0][0]
         for op in members:
             self.stats.layers[op.name] += 1
         self.stats.cascades += 1
@@ -753,13 +819,22 @@ class FunctionLowering:
                 )
             forced = Tile(*values)
         try:
-            return plan_layer(layer, self.target, forced)
+            plan = plan_layer(layer, self.target, forced)
         except TilingError as failure:
             raise error(
                 str(failure),
                 op,
                 hint="choose a target with more SRAM, or keep this layer on the CPU",
             ) from None
+        # The loop order and staged weights as plan-tiles decided (the memory plan gave
+        # the staged weights a slot): buffers depend on neither.
+        if not isinstance(recorded, DictionaryAttr):
+            return replace(plan, staged=False)
+        order = recorded.data.get("order")
+        staged = recorded.data.get("staged") == BoolAttr.from_bool(True)
+        if isinstance(order, StringAttr) and order.data in ("weights", "input"):
+            plan = replace(plan, order="weights" if order.data == "weights" else "input")
+        return replace(plan, staged=staged)
 
 
 def lower_function(function: FuncOp, target: Target, rules: LoweringRules) -> Statistics:

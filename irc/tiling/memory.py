@@ -7,6 +7,10 @@ decides where the buffers live:
 
 - **Weights** (constants) go to a read-only region at the start of the weights'
   memory, packed in program order.
+- **Staged weights** (a plan's `staged`, irc/tiling/planner.py): a slot for the copy
+  of a layer's weights in the first memory of activations, live from the planned
+  layer before it (the copy runs beside that one) to the layer (`staged_slots`); a
+  slot that does not fit there gets no buffer.
 - **Accumulators** take no memory: the int32 result of a MAC layer (a `qnn` conv,
   gemm or matmul) that only its `qnn.requantize` reads stays in SRAM, tile by tile.
 - **Views** take no memory: the result of a view (a reshape, flatten, squeeze,
@@ -51,14 +55,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import BoolAttr, DictionaryAttr, IntegerAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from irc.dialects.quant import quantized_element
 from irc.tiling.cascade import CASCADE_ATTR
-from irc.tiling.planner import element_bytes, stored_channels
+from irc.tiling.planner import PLAN_ATTR, element_bytes, stored_channels
 
 if TYPE_CHECKING:
     from irc.targets import Memory, Target
@@ -85,6 +89,9 @@ class Value:
     """Its first element's offset: in its memory's arena, or in the weights region."""
     memory: str = ""
     """The memory it lives in ("" for an accumulator held in SRAM)."""
+    home: str = ""
+    """The only memory it may live in ("": any); where it does not fit there, it gets
+    no buffer (offset -1): a staged copy of weights (`staged_slots`)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,8 @@ class MemoryPlan:
     arenas: dict[str, int] = field(default_factory=dict)
     """Bytes of each activation memory's arena (from its base)."""
     weights_bytes: int = 0
+    staged: dict[Operation, int] = field(default_factory=dict)
+    """Each layer whose weights are staged (`irc.tiling`'s `staged`): its slot's value."""
 
     @property
     def alignment(self) -> int:
@@ -269,7 +278,8 @@ def place(values: list[Value], homes: Homes) -> MemoryPlan:
     placed: dict[str, list[tuple[int, int, int, int]]] = {}  # offset, end, first, last
     for root in order:
         first, last = groups[root]
-        for home in homes.activations:
+        only = values[root].home
+        for home in [home for home in homes.activations if home.name == only or not only]:
             size = _align(values[root].size, home.alignment)
             busy = sorted(
                 (start, end)
@@ -280,6 +290,8 @@ def place(values: list[Value], homes: Homes) -> MemoryPlan:
             if plan.base(home.name) + offset + size <= home.capacity:
                 break
         else:
+            if only:
+                continue  # a staged copy that does not fit: the layer reads its weights
             raise PlacementError(
                 f"{values[root].name} ({values[root].size} bytes) does not fit in "
                 + " or ".join(home.name for home in homes.activations)
@@ -314,7 +326,8 @@ def check_plan(plan: MemoryPlan) -> list[str]:
     problems = []
     values = plan.values
     groups = _groups(values)
-    roots = list(groups)
+    # A staged copy that did not fit its memory has no buffer.
+    roots = [root for root in groups if values[root].offset >= 0 or not values[root].home]
     for root in roots:
         home = plan.home(values[root].memory)
         if values[root].offset % home.alignment:
@@ -561,4 +574,31 @@ def plan_function(
 ) -> tuple[MemoryPlan, dict[SSAValue, int]]:
     """Bufferize and place `function`'s values (see the module docstring)."""
     values, index_of = function_values(function, kinds, zero_copy=zero_copy, in_place=in_place)
-    return place(values, homes), index_of
+    staged = staged_slots(function, values, homes)
+    plan = place(values, homes)
+    plan.staged = staged
+    return plan, index_of
+
+
+def staged_slots(function: FuncOp, values: list[Value], homes: Homes) -> dict[Operation, int]:
+    """A slot for the weights of each layer planned with `staged` weights
+    (irc/tiling/planner.py), in the first memory of activations: live from the planned
+    layer before it (the copy runs while that layer does) to the layer itself. Appended
+    to `values`; by layer."""
+    block = function.body.blocks.first
+    assert block is not None
+    slots: dict[Operation, int] = {}
+    previous = -1
+    for position, op in enumerate(block.ops):
+        plan = op.attributes.get(PLAN_ATTR)
+        if not isinstance(plan, DictionaryAttr):
+            continue
+        weights = getattr(op, "weight", None)
+        if plan.data.get("staged") == BoolAttr.from_bool(True) and isinstance(weights, SSAValue):
+            slots[op] = len(values)
+            name = f"{weights.name_hint or op.name}#staged"
+            start = previous if previous >= 0 else position
+            fast = homes.activations[0].name
+            values.append(Value(name, _bytes(weights.type), start, position, "own", home=fast))
+        previous = position
+    return slots

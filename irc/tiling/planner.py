@@ -64,6 +64,16 @@ if TYPE_CHECKING:
 Kind = Literal["conv", "depthwise", "pool", "elementwise"]
 Engine = Literal["mac", "vector"]
 
+STAGE_SHARE = 4
+"""A layer's weights are staged in the fastest memory of activations only when they
+take at most 1 / STAGE_SHARE of it: the rest is the feature maps' (a policy, not a
+hardware figure)."""
+
+STAGED_OPS = ("qnn.conv", "nn.conv")
+"""The layers whose weights may be staged: convolutions (transposed ones build their
+kernel on the fly; a fully connected layer reads each weight once, and Vela's weight
+buffering leaves it too)."""
+
 REQUANT_PAIR_BYTES = 8
 """Per output channel of a quantized layer: its requantization (multiplier, shift) as
 two int32, as the tile level holds them (`tile.requantize`'s parameters)."""
@@ -242,6 +252,10 @@ class Plan:
     """max(ideal compute cycles, compulsory DDR traffic / bytes per cycle)."""
     sram_offsets: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """The SRAM offset of each buffer's copies (two when double buffered: ping, pong)."""
+    staged: bool = False
+    """The layer's weights are copied whole into the fastest memory of activations
+    while the layer before runs (`LayerModel.stage_memory`), and its tiles load them
+    from there."""
 
     @property
     def tile_count(self) -> int:
@@ -501,7 +515,7 @@ class LayerModel:
     """The cost model of one layer on one target (the planner's, and a cascade's for
     each of its members, irc/tiling/cascade.py)."""
 
-    def __init__(self, layer: Layer, target: Target) -> None:
+    def __init__(self, layer: Layer, target: Target, stage: bool = False) -> None:
         self.layer = layer
         self.target = target
         self.input_memory = _Memory.of(target, layer.in_memory)
@@ -509,6 +523,8 @@ class LayerModel:
         self.weight_memory = _Memory.of(target, target.placement.weights)
         self.weight_stream = target.mac_array.weight_stream
         """Weights load on a channel of their own, beside the inputs (`dma_weights`)."""
+        self.stage_memory = self._stage_memory() if stage else None
+        """With `stage`, where the layer's weights may be staged (None: nowhere)."""
         self.alignment = target.scratch.alignment_bytes
         in_h, in_w = layer.upsampled
         self.padded_h = in_h + layer.pads[0] + layer.pads[2]
@@ -549,6 +565,43 @@ class LayerModel:
         if layer.kind == "depthwise":
             return tile.channels * taps
         return tile.channels * taps * tile.depth
+
+    @property
+    def weights_bytes(self) -> int:
+        """The bytes of the layer's whole weight tensor."""
+        layer = self.layer
+        return self.weight_elements(Tile(1, 1, layer.out_c, self.full_depth)) * layer.weight_bytes
+
+    def _stage_memory(self) -> _Memory | None:
+        """The fastest memory of activations, if the layer's weights may be staged there:
+        a convolution whose weights live in another memory, slower to read, and take at
+        most 1 / STAGE_SHARE of it."""
+        layer, target = self.layer, self.target
+        fast = target.placement.activations[0]
+        if layer.op not in STAGED_OPS or not layer.has_weights or fast == target.placement.weights:
+            return None
+        memory = _Memory.of(target, fast)
+        if memory.read_rate <= self.weight_memory.read_rate:
+            return None
+        if self.weights_bytes * STAGE_SHARE > target.memories[fast].size_bytes:
+            return None
+        return memory
+
+    def weights_port_cycles(self, plan: Plan) -> int:
+        """The cycles a plan of this layer keeps the weights' memory's port busy, a
+        staged layer's copy left out (it runs beside the layer before)."""
+        cost = self.cost(plan.tile, plan.order, plan.staged)
+        busy = cost.ports.get(self.weight_memory.port, 0)
+        return busy - (self.stage_copy()[0] if plan.staged else 0)
+
+    def stage_copy(self) -> tuple[int, int, int]:
+        """The copy of the whole weights into the stage memory: (cycles reading their
+        memory, cycles writing the stage, bytes)."""
+        assert self.stage_memory is not None
+        size = self.weights_bytes
+        read = self.dma_cycles(self.weight_memory, True, 1, size, 1)
+        written = self.dma_cycles(self.stage_memory, False, 1, size, 1)
+        return read[0], written[0], read[1]
 
     # ---- SRAM -------------------------------------------------------------------------
 
@@ -650,6 +703,26 @@ class LayerModel:
         )
 
     @_remembered
+    @_remembered
+    def staged_weight_dma(self, channels: int, depth: int) -> tuple[int, int, int, int]:
+        """A staged layer's weight tile: (cycles, bytes) of its weights from the stage
+        memory, then (cycles, bytes) of its parameters from the weights' memory."""
+        layer, stage = self.layer, self.stage_memory
+        assert stage is not None
+        taps = layer.kernel[0] * layer.kernel[1]
+        parameters = channels * (
+            layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
+        )
+        rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 1)
+        if layer.kind == "conv" and depth < self.full_depth:
+            full = self.full_depth * layer.weight_bytes
+            run = depth * layer.weight_bytes
+            weights = self.dma_cycles(stage, True, channels * taps, run, 1, math.gcd(full, run))
+        else:
+            elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
+            weights = self.dma_cycles(stage, True, 1, elements * layer.weight_bytes, 1)
+        return weights[0], weights[1], rest[0], rest[1]
+
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
         layer = self.layer
         taps = layer.kernel[0] * layer.kernel[1]
@@ -688,7 +761,7 @@ class LayerModel:
 
     # ---- a whole plan -----------------------------------------------------------------
 
-    def cost(self, tile: Tile, order: str) -> _Cost:
+    def cost(self, tile: Tile, order: str, staged: bool = False) -> _Cost:
         layer = self.layer
         split = tile.depth < self.full_depth
         h_pieces = _splits(layer.out_h, tile.rows)
@@ -713,8 +786,17 @@ class LayerModel:
             if not self.input_memory.local:
                 total.read += round(in_count * in_bytes)
             if layer.has_weights:
-                w_cycles, w_bytes = self.weight_dma(ch, k)
                 w_count = count / spatial_tiles if order == "weights" and not split else count
+                if staged:
+                    # The weights from the stage (dma_in), the parameters from their
+                    # memory (on the weight stream, if the target has one).
+                    assert self.stage_memory is not None
+                    s_cycles, s_bytes, w_cycles, w_bytes = self.staged_weight_dma(ch, k)
+                    total.load += round(w_count * s_cycles)
+                    total.carry(self.stage_memory.port, round(w_count * s_cycles))
+                    total.read += round(w_count * s_bytes)
+                else:
+                    w_cycles, w_bytes = self.weight_dma(ch, k)
                 if self.weight_stream:
                     total.weight_load += round(w_count * w_cycles)
                 else:
@@ -726,6 +808,20 @@ class LayerModel:
             total.carry(self.output_memory.port, (count // kc) * out_cycles)
             if not self.output_memory.local:
                 total.written += (count // kc) * out_bytes
+        if staged:
+            # The copy into the stage, once, while the layer before runs: it takes its
+            # time on the weights' queue and on both memories' ports, not before the
+            # first tile.
+            assert self.stage_memory is not None
+            read, written, size = self.stage_copy()
+            if self.weight_stream:
+                total.weight_load += read
+            else:
+                total.load += read
+            total.carry(self.weight_memory.port, read)
+            total.carry(self.stage_memory.port, written)
+            total.read += size
+            total.written += size
         return total
 
     @property
@@ -753,21 +849,29 @@ class LayerModel:
             and chunk_bytes % self.alignment == 0
         )
 
-    def first_and_last(self, tile: Tile) -> tuple[int, int]:
+    def first_and_last(self, tile: Tile, staged: bool = False) -> tuple[int, int]:
         """Cycles of the first tile's loads and of the last tile's store (the last
-        tile is the remainder along each dimension), which nothing overlaps."""
+        tile is the remainder along each dimension), which nothing overlaps (a staged
+        layer's weights from the stage)."""
         layer = self.layer
         channels = self.input_channels(tile)
         first = self.input_dma(tile.rows, tile.columns, channels)[0]
         weights = vector = 0
+
+        def weight_cycles(channels: int) -> int:
+            if staged:
+                figures = self.staged_weight_dma(channels, tile.depth)
+                return figures[0] + figures[2]
+            return self.weight_dma(channels, tile.depth)[0]
+
         if self.streams_weights(tile):
             # The first step starts on one chunk of the weights; its requantize runs on
             # the vector unit, which the next step (the same accumulator) waits for.
-            weights = self.weight_dma(self.target.mac_array.columns, tile.depth)[0]
+            weights = weight_cycles(self.target.mac_array.columns)
             lanes = self.target.vector_unit.lanes
             vector = tile.rows * tile.columns * math.ceil(tile.channels / lanes)
         elif layer.has_weights:
-            weights = self.weight_dma(tile.channels, tile.depth)[0]
+            weights = weight_cycles(tile.channels)
         # On a weight stream, the first weights load beside the first input.
         first = (max(first, weights) if self.weight_stream else first + weights) + vector
         rows, columns, out_channels = self.last_tile(tile)
@@ -859,12 +963,13 @@ class LayerModel:
         orders: tuple[Literal["weights", "input"], ...] = (
             ("weights", "input") if layer.has_weights else ("input",)
         )
-        for order in orders:
-            cost = self.cost(tile, order)
+        stagings = (False, True) if self.stage_memory is not None else (False,)
+        for order, staged in product(orders, stagings):
+            cost = self.cost(tile, order, staged)
             if double:
                 # Loads and stores overlap compute; they take turns on a port they
                 # share (all of them, when one memory holds everything).
-                first, last = self.first_and_last(tile)
+                first, last = self.first_and_last(tile, staged)
                 cycles = max(cost.compute, cost.transfers) + first + last
                 if cost.compute >= cost.transfers:
                     cycles += self.store_backlog(tile)
@@ -891,6 +996,7 @@ class LayerModel:
                 cost.store,
                 cycles,
                 self.lower_bound,
+                staged=staged,
             )
             if best is None or _rank(plan) < _rank(best):
                 best = plan
@@ -974,17 +1080,21 @@ def channel_sizes(total: int, granule: int) -> list[int]:
 # Planning
 
 
-def plan_layer(layer: Layer, target: Target, forced: Tile | None = None) -> Plan:
+def plan_layer(
+    layer: Layer, target: Target, forced: Tile | None = None, stage: bool = True
+) -> Plan:
     """The fastest tile of `layer` that fits the target's SRAM (see the module
-    docstring), or the `forced` one; a `TilingError` if none fits.
+    docstring), or the `forced` one; a `TilingError` if none fits. With `stage`, a
+    plan may stage the layer's weights (`Plan.staged`), the copy costed as hidden
+    behind the layer before (plan-tiles then checks how much of it is).
 
     Layers of the same shape get the same plan, so plans are remembered by everything
     but the layer's name: a ResNet-50 has 72 layers of 25 shapes.
     """
     try:
-        plan = _plan_shape(replace(layer, name=""), target, forced)
+        plan = _plan_shape(replace(layer, name=""), target, forced, stage)
     except TilingError:
-        _plan_shape.__wrapped__(layer, target, forced)  # the same error, naming the layer
+        _plan_shape.__wrapped__(layer, target, forced, stage)  # the same error, naming it
         raise
     return replace(plan, layer=layer)
 
@@ -997,8 +1107,8 @@ def plan_tile(layer: Layer, target: Target, tile: Tile, double: bool) -> Plan:
 
 
 @lru_cache(maxsize=4096)
-def _plan_shape(layer: Layer, target: Target, forced: Tile | None) -> Plan:
-    model = LayerModel(layer, target)
+def _plan_shape(layer: Layer, target: Target, forced: Tile | None, stage: bool = True) -> Plan:
+    model = LayerModel(layer, target, stage=stage)
     capacity = target.scratch.size_bytes
     if forced is not None:
         tile = _clamp(forced, layer, model.full_depth)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xdsl.context import Context
@@ -40,6 +40,7 @@ from irc.tiling.planner import (
     FORCE_ATTR,
     PLAN_ATTR,
     Layer,
+    LayerModel,
     NetworkBound,
     Plan,
     Tile,
@@ -272,6 +273,9 @@ def _plan_attribute(plan: Plan) -> DictionaryAttr:
             "ddr_written": IntegerAttr(plan.ddr_written, i64),
             "cycles": IntegerAttr(plan.cycles, i64),
             "lower_bound": IntegerAttr(plan.lower_bound, i64),
+            # The weights copied into the fastest memory of activations (only when so,
+            # which keeps other plans' attributes as they were).
+            **({"staged": BoolAttr.from_bool(True)} if plan.staged else {}),
         }
     )
 
@@ -331,7 +335,46 @@ def plan_module(
                 report.cascades += _form_cascades(
                     function, plans, names, target, len(report.cascades), cascade_stripe
                 )
+    changed = {}
+    for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+        changed.update(_hide_staging(function, plans, target))
+    report.plans = [changed.get(plan.layer.name, plan) for plan in report.plans]
     return report
+
+
+def _hide_staging(
+    function: FuncOp, plans: dict[Operation, Plan], target: Target
+) -> dict[str, Plan]:
+    """Keep a layer's staged weights (`Plan.staged`) only where that is faster counting
+    the part of the copy the layer before does not hide: the copy runs beside it, on
+    the weights' memory's port, which that layer leaves idle for its cycles less its
+    own use of the port (none after a cascade, whose use the plan does not split).
+    The plans changed, by layer name (re-recorded on their ops)."""
+    block = function.body.blocks.first
+    if block is None:
+        return {}
+    changed: dict[str, Plan] = {}
+    slack = 0
+    for op in block.ops:
+        plan = plans.get(op)
+        if plan is None:
+            continue
+        if CASCADE_ATTR in op.attributes:
+            slack = 0
+            continue
+        model = LayerModel(plan.layer, target, stage=plan.staged)
+        if plan.staged:
+            exposed = max(model.stage_copy()[0] - slack, 0)
+            apart = plan_layer(plan.layer, target, stage=False)
+            if plan.cycles + exposed >= apart.cycles:
+                plan, model = apart, LayerModel(plan.layer, target)
+            else:
+                plan = replace(plan, cycles=plan.cycles + exposed)
+            plans[op] = plan
+            changed[plan.layer.name] = plan
+            op.attributes[PLAN_ATTR] = _plan_attribute(plan)
+        slack = max(plan.cycles - model.weights_port_cycles(plan), 0)
+    return changed
 
 
 def _form_cascades(

@@ -204,7 +204,7 @@ func.func @dma_source_without_dest() attributes {npu.ddr_bytes = 4096} {
 func.func @weights_from_sram() attributes {npu.sram_bytes = 4096} {
   %a = npu.view sram[0] : memref<4xi8, "sram">
   %b = npu.view sram[64] : memref<4xi8, "sram">
-  // expected-error @+1 {{a load on the weight stream ('weights') copies from a system memory into SRAM}}
+  // expected-error @+1 {{a load on the weight stream ('weights') copies from the weights region, without a fill}}
   npu.dma %a to %b {weights = true} : memref<4xi8, "sram">, memref<4xi8, "sram">
   func.return
 }
@@ -495,7 +495,7 @@ func.func @host_call_sram() attributes {npu.ddr_bytes = 4096, npu.sram_bytes = 4
 // -----
 
 func.func @signal_queue() {
-  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, got dsp}}
+  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, dma_stage, got dsp}}
   npu.signal {queue = "dsp", token = 0}
   func.return
 }
@@ -511,7 +511,7 @@ func.func @signal_token() {
 // -----
 
 func.func @wait_queue() {
-  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, got MAC}}
+  // expected-error @+1 {{'queue' must be one of dma_in, dma_out, mac, vector, host, dma_weights, dma_stage, got MAC}}
   npu.wait {queue = "MAC", token = 0}
   func.return
 }
