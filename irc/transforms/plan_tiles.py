@@ -337,19 +337,23 @@ def plan_module(
                 )
     changed = {}
     for function in [o for o in module.ops if isinstance(o, FuncOp)]:
-        changed.update(_hide_staging(function, plans, target))
+        changed.update(_hide_staging(function, plans, target, tile_sizes))
     report.plans = [changed.get(plan.layer.name, plan) for plan in report.plans]
     return report
 
 
 def _hide_staging(
-    function: FuncOp, plans: dict[Operation, Plan], target: Target
+    function: FuncOp,
+    plans: dict[Operation, Plan],
+    target: Target,
+    tile_sizes: tuple[int, ...] = (),
 ) -> dict[str, Plan]:
     """Keep a layer's staged weights (`Plan.staged`) only where that is faster counting
     the part of the copy the layer before does not hide: the copy runs beside it, on
     the weights' memory's port, which that layer leaves idle for its cycles less its
-    own use of the port (none after a cascade, whose use the plan does not split).
-    The plans changed, by layer name (re-recorded on their ops)."""
+    own use of the port (none after a cascade, whose use the plan does not split);
+    else the layer's plan apart (its forced tile, if it has one). The plans changed,
+    by layer name (re-recorded on their ops)."""
     block = function.body.blocks.first
     if block is None:
         return {}
@@ -365,7 +369,8 @@ def _hide_staging(
         model = LayerModel(plan.layer, target, stage=plan.staged)
         if plan.staged:
             exposed = max(model.stage_copy()[0] - slack, 0)
-            apart = plan_layer(plan.layer, target, stage=False)
+            forced = _forced_tile(op, tile_sizes)
+            apart = plan_layer(plan.layer, target, forced, stage=False)
             if plan.cycles + exposed >= apart.cycles:
                 plan, model = apart, LayerModel(plan.layer, target)
             else:
