@@ -519,6 +519,12 @@ class PlanTilesPass(ModulePass):
     in the cascade as `irc.tiling`; the report lists the cascades. `cascade-stripe=N`
     forms every cascade that fits in stripes of N rows, whatever its cost (tests).
 
+    On a target whose weights live in a memory slower than the first memory of
+    activations (flash or DRAM beside a system SRAM), a conv's plan may stage its
+    weights (`staged = true` in its `irc.tiling`): copied whole into the system SRAM
+    while the planned layer before runs, where that stays faster with the part of the
+    copy that layer cannot hide (docs/tiling.md, "Staged weights").
+
     ```mlir
     %acc = qnn.conv %x, %w, %b {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x56x56x32x!quant.uniform<i8:f32, 0.1>>, ...) -> tensor<1x56x56x64xi32>
     // with --target=npu-demo becomes
