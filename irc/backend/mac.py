@@ -434,9 +434,8 @@ def lower_conv(lowering: FunctionLowering, op: ConvLike) -> None:
     if isinstance(op, TRANSPOSED):
         w = _transposed_conv_weights(lowering, op.weight, groups, weight_element)
     else:
-        w = storage_as(lowering, op.weight, planar(tensor_shape(op.weight)))
-        if plan.staged:
-            w = lowering.staged_weights(op, op.weight, w)
+        staged = lowering.staged_weights(op, op.weight) if plan.staged else None
+        w = staged or storage_as(lowering, op.weight, planar(tensor_shape(op.weight)))
     y = storage_as(lowering, result, planar(tensor_shape(result)))
     bias = lowering.storage(op.bias) if op.bias is not None else None
     stage = OutputStage.of(

@@ -429,8 +429,8 @@ def dma_queue(source: str | None, into: str) -> str:
     move within SRAM runs on the vector unit (a cascade's tile into or out of its
     rolling buffer: the DMA engines serve the system memories, and a move there would
     hold up the loads or stores queued behind it), one out of SRAM on `dma_out`,
-    anything else on `dma_in` (a load marked `weights` runs on the weight stream,
-    `dma_weights`, instead: `DmaOp.queue`)."""
+    anything else on `dma_in` (a DMA marked `weights` runs on `dma_weights` into SRAM,
+    on `dma_stage` into a system memory, instead: `DmaOp.queue`)."""
     if source == SRAM:
         return "vector" if into == SRAM else "dma_out"
     return "dma_in"
@@ -494,15 +494,18 @@ class DmaOp(Command):
             and (element_of(source) != element_of(dest) or shape_of(source) != shape_of(dest))
         ):
             raise fail(f"source {source.type} and dest {dest.type} differ in shape or element type")
-        if props.bool("weights") and (
-            source is None or dest is None or frame is not None or space_of(buffer(source)) == SRAM
-        ):
-            raise fail(
-                "a load on the weight stream ('weights') copies from the weights region, "
-                "without a fill"
-            )
         if props.bool("weights"):
-            _check_in_weights(source)  # type: ignore[arg-type]
+            if (
+                source is None
+                or dest is None
+                or frame is not None
+                or space_of(buffer(source)) == SRAM
+            ):
+                raise fail(
+                    "a load on the weight stream ('weights') copies from the weights region, "
+                    "without a fill"
+                )
+            _check_in_weights(source)
         if frame is not None:
             if dest is not None and (
                 space_of(buffer(frame)) != space_of(buffer(dest))

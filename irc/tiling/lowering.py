@@ -472,23 +472,24 @@ class FunctionLowering:
                 self._write_tensor(value, storage)
         return storage
 
-    def staged_weights(self, op: Operation, value: SSAValue, storage: Storage) -> Storage:
-        """Layer `op`'s weights `value` (at `storage`) copied whole into their slot in
-        the fastest memory of activations, when its plan stages them and the slot has a
-        buffer: the copy goes before the previous planned layer's ops (it runs while
-        that layer does), and the layer's tiles load from the slot."""
+    def staged_weights(self, op: Operation, value: SSAValue) -> Storage | None:
+        """Layer `op`'s weights `value` (a constant O x KH x KW x I tensor) copied whole
+        into their slot in the fastest memory of activations, when its plan stages them
+        and the slot has a buffer (else None: the layer reads them where they are): the
+        copy goes before the previous planned layer's ops (it runs while that layer
+        does), and the layer's tiles load from the slot."""
         index = self.staged.get(op)
-        if index is None or self.values[index].offset < 0 or not storage.whole:
-            return storage
-        if tensor_shape(value) != storage.shape:
-            return storage  # seen with another shape (a 1-D conv's): read where it is
+        record = self.values[self.index_of[value]]
+        if index is None or self.values[index].offset < 0 or record.role != "weight":
+            return None
+        shape = tensor_shape(value)
+        if len(shape) != 4:
+            return None  # a 1-D conv's weights, seen as 2-D: read where they are
         slot = self.values[index]
         element = storage_element(value.type)
         assert element is not None
-        shape = storage.shape
         saved, self.emitter = self.emitter, Emitter()
         try:
-            record = self.values[self.index_of[value]]
             source = self._insert(
                 tile.ToBufferOp.create(
                     operands=[value],

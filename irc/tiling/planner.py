@@ -702,44 +702,46 @@ class LayerModel:
             self.output_memory, False, runs, run * layer.out_bytes, 1, step * layer.out_bytes
         )
 
-    @_remembered
+    def _parameter_bytes(self, channels: int) -> int:
+        """The bytes of `channels` output channels' bias and requantization pairs."""
+        layer = self.layer
+        return channels * (layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0))
+
+    def _weight_runs(self, memory: _Memory, channels: int, depth: int) -> tuple[int, int]:
+        """(cycles, bytes) of a weight tile alone read from `memory`: a slice of K of an
+        O x KH x KW x I weight is a run of `depth` inputs for every output channel and
+        tap, the runs I apart, the slices `depth` apart (so a run starts at a multiple of
+        both); else one run."""
+        layer = self.layer
+        taps = layer.kernel[0] * layer.kernel[1]
+        if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
+            full = self.full_depth * layer.weight_bytes
+            run = depth * layer.weight_bytes
+            return self.dma_cycles(memory, True, channels * taps, run, 1, math.gcd(full, run))
+        elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
+        return self.dma_cycles(memory, True, 1, elements * layer.weight_bytes, 1)
+
     @_remembered
     def staged_weight_dma(self, channels: int, depth: int) -> tuple[int, int, int, int]:
         """A staged layer's weight tile: (cycles, bytes) of its weights from the stage
         memory, then (cycles, bytes) of its parameters from the weights' memory."""
-        layer, stage = self.layer, self.stage_memory
-        assert stage is not None
-        taps = layer.kernel[0] * layer.kernel[1]
-        parameters = channels * (
-            layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
-        )
-        rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 1)
-        if layer.kind == "conv" and depth < self.full_depth:
-            full = self.full_depth * layer.weight_bytes
-            run = depth * layer.weight_bytes
-            weights = self.dma_cycles(stage, True, channels * taps, run, 1, math.gcd(full, run))
-        else:
-            elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
-            weights = self.dma_cycles(stage, True, 1, elements * layer.weight_bytes, 1)
+        assert self.stage_memory is not None
+        weights = self._weight_runs(self.stage_memory, channels, depth)
+        rest = self.dma_cycles(self.weight_memory, True, 1, self._parameter_bytes(channels), 1)
         return weights[0], weights[1], rest[0], rest[1]
 
+    @_remembered
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
+        """(cycles, bytes) of a weight tile and its parameters from the weights' memory:
+        one DMA of both when the tile holds the whole K, else the slice's runs and one
+        of the parameters."""
         layer = self.layer
-        taps = layer.kernel[0] * layer.kernel[1]
-        parameters = channels * (
-            layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0)
-        )
+        parameters = self._parameter_bytes(channels)
         if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
-            # A slice of K of an O x KH x KW x I weight: a run of `depth` inputs for
-            # every output channel and tap, the runs I apart, the slices `depth` apart
-            # (so a run starts at a multiple of both).
-            full = self.full_depth * layer.weight_bytes
-            run = depth * layer.weight_bytes
-            weights = self.dma_cycles(
-                self.weight_memory, True, channels * taps, run, 1, math.gcd(full, run)
-            )
+            weights = self._weight_runs(self.weight_memory, channels, depth)
             rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 0)
             return weights[0] + rest[0], weights[1] + rest[1]
+        taps = layer.kernel[0] * layer.kernel[1]
         elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
         size = elements * layer.weight_bytes + parameters
         return self.dma_cycles(self.weight_memory, True, 1, size, 1)
