@@ -45,6 +45,7 @@ from irc import passes
 from irc.diagnostics import Diagnostic, IrcError, Severity, emit
 from irc.dialects import base, nn
 from irc.targets import (
+    Cores,
     OpSupport,
     Placement,
     Target,
@@ -58,7 +59,12 @@ from irc.targets import (
 )
 from irc.targets.loader import preset_path
 from irc.targets.positions import key_positions
-from irc.targets.render import reference_markdown, support_table_markdown, target_toml
+from irc.targets.render import (
+    reference_markdown,
+    summary,
+    support_table_markdown,
+    target_toml,
+)
 from irc.targets.support import unsupported_reasons
 from irc.tools.opt import main as irc_opt
 from irc.tools.target import main as irc_target
@@ -67,6 +73,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 INPUTS = REPOSITORY / "tests" / "filecheck" / "tools" / "irc-target" / "Inputs"
 BASE = (INPUTS / "my-npu.toml").read_text()
 """A small valid target file; the loader tests edit it."""
+DESCRIPTION = 'description = "a 64-MAC NPU for keyword spotting"\n'
+"""The last line of BASE's [target]: a table added after it comes second, as [cores]."""
 
 
 # --------------------------------------------------------------------------------------
@@ -635,6 +643,87 @@ MISTAKES = [
         'target.name "my npu" is not a valid name',
         "use letters, digits, '.', '_' and '-'",
     ),
+    # the cores
+    Mistake(
+        "string for the cores' count",
+        DESCRIPTION,
+        f'{DESCRIPTION}[cores]\ncount = "2"\n',
+        "count",
+        'cores.count must be an integer, got the string "2"',
+        "write the number without quotes: 2",
+    ),
+    Mistake(
+        "no cores",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\ncount = 0\n",
+        "count",
+        "cores.count = 0 must be at least 1",
+        "count: NPU cores, each with its own MAC array",
+    ),
+    Mistake(
+        "too many cores",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\ncount = 65\n",
+        "count",
+        "cores.count = 65 must be at most 64",
+        "count: NPU cores",
+    ),
+    Mistake(
+        "SRAM shared by the cores",
+        DESCRIPTION,
+        f'{DESCRIPTION}[cores]\ncount = 2\nsram = "shared"\n',
+        "sram",
+        'cores.sram = "shared" is not supported: the only value is "private"',
+        "shared SRAM across cores is not supported yet",
+    ),
+    Mistake(
+        "misspelt private SRAM",
+        DESCRIPTION,
+        f'{DESCRIPTION}[cores]\nsram = "privat"\n',
+        "sram",
+        'cores.sram = "privat" is not supported: the only value is "private"',
+        "did you mean 'private'?",
+    ),
+    Mistake(
+        "negative sync latency",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\ncount = 2\nsync_latency_cycles = -1\n",
+        "sync_latency_cycles",
+        "cores.sync_latency_cycles = -1 must be at least 0",
+        "sync_latency_cycles: NPU clock cycles from a signal on one core",
+    ),
+    Mistake(
+        "fractional sync latency",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\nsync_latency_cycles = 2.5\n",
+        "sync_latency_cycles",
+        "cores.sync_latency_cycles must be an integer, got the float 2.5",
+        "sync_latency_cycles takes an integer",
+    ),
+    Mistake(
+        "unknown key in [cores]",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\nthreads = 2\n",
+        "threads = 2",
+        "unknown key 'threads' in [cores]",
+        "[cores] takes count, sram, sync_latency_cycles",
+    ),
+    Mistake(
+        "misspelt key in [cores]",
+        DESCRIPTION,
+        f"{DESCRIPTION}[cores]\ncounts = 2\n",
+        "counts",
+        "unknown key 'counts' in [cores]",
+        "did you mean 'count' (count: NPU cores",
+    ),
+    Mistake(
+        "cores as a number",
+        "# A small",
+        "cores = 2\n# A small",
+        "cores = 2",
+        "[cores] must be a table, got the integer 2",
+        "start it with a line [cores], followed by count, sram, sync_latency_cycles",
+    ),
     # unknown keys and tables
     Mistake(
         "misspelt key",
@@ -923,7 +1012,7 @@ def test_a_table_must_be_a_table() -> None:
 
 def test_an_empty_file_misses_every_table() -> None:
     diagnostics = diagnostics_of("")
-    names = [s.name for s in schema.SECTIONS]
+    names = [s.name for s in schema.SECTIONS if s.required]  # not [cores]
     names.insert(names.index("placement"), "memories")
     assert [d.message for d in diagnostics] == [
         f"missing table [{name}]" for name in [*names, "ops"]
@@ -967,7 +1056,7 @@ def test_unreadable_files_and_unknown_names(tmp_path: Path) -> None:
     (diagnostic,) = failure.value.diagnostics
     assert diagnostic.format() == (
         "irc-test: error: unknown target 'npu-dmo'\n  hint: did you mean 'npu-demo'? the "
-        "presets are edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path "
+        "presets are edge-2tops, edge-2tops-2c, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path "
         "of a .toml target file"
     )
 
@@ -1050,6 +1139,7 @@ def test_the_same_target_file_gives_the_same_target_object(tmp_path: Path) -> No
 def test_presets() -> None:
     assert preset_names() == [
         "edge-2tops",
+        "edge-2tops-2c",
         "ethos-u55-128",
         "ethos-u55-256",
         "ethos-u65-256",
@@ -1172,6 +1262,46 @@ def test_edge_2tops() -> None:
     assert round(target.peak_tops, 3) == 2.048
     assert target.scratch.size_bytes == 2 * 1024 * 1024
     assert target.memories["ddr"].read_bytes_per_second == 8e9
+
+
+def test_cores() -> None:
+    """[cores] is optional: without it a target has one core; with it, each key has
+    its default when omitted."""
+    single = parse_target(BASE, "t.toml")
+    assert single.cores == Cores() == Cores(count=1, sram="private", sync_latency_cycles=0)
+    text = edited(DESCRIPTION, f"{DESCRIPTION}[cores]\ncount = 4\nsync_latency_cycles = 30\n")
+    target = parse_target(text, "t.toml")
+    assert target.cores == Cores(count=4, sram="private", sync_latency_cycles=30)
+    assert target.peak_tops == pytest.approx(4 * single.peak_tops)
+    # The other sections do not change: each core has them.
+    assert dataclasses.replace(target, cores=Cores()) == single
+    empty = parse_target(edited(DESCRIPTION, f"{DESCRIPTION}[cores]\n"), "t.toml")
+    assert empty.cores == Cores()
+    explicit = edited(DESCRIPTION, f'{DESCRIPTION}[cores]\nsram = "private"\ncount = 1\n')
+    assert parse_target(explicit, "t.toml").cores == Cores()
+    # `show` writes [cores] only for a target that has more than its defaults, and it
+    # loads back the same.
+    assert "[cores]" not in target_toml(single)
+    shown = target_toml(target)
+    assert "[cores]\ncount = 4 " in shown and "sync_latency_cycles = 30 " in shown
+    assert "# 4 cores: " in shown and "TOPS int8 peak a core" in shown
+    assert parse_target(shown, "t.toml") == target
+    assert summary(target).startswith("4 cores x 64 int8 MACs (8x8) at 200 MHz = ")
+    assert "128 KiB SRAM a core, " in summary(target)
+
+
+def test_edge_2tops_2c_is_two_edge_2tops_cores() -> None:
+    one, two = load_target("edge-2tops"), load_target("edge-2tops-2c")
+    assert two.cores == Cores(count=2, sram="private", sync_latency_cycles=50)
+    assert two.mac_array == one.mac_array
+    assert two.memories == one.memories
+    assert round(two.peak_tops, 3) == 2 * round(one.peak_tops, 3) == 4.096
+    # Everything but its name and its cores is edge-2tops's.
+    same = dataclasses.replace(
+        two, name=one.name, description=one.description, source=one.source, cores=Cores()
+    )
+    assert same == one
+    assert "two cores, each as edge-2tops" in two.description.lower()
 
 
 @pytest.mark.parametrize("name", preset_names())
@@ -1924,7 +2054,7 @@ def test_require_target() -> None:
     assert diagnostic.location.file == "<pass-pipeline>"
     assert diagnostic.hint is not None
     assert diagnostic.hint.startswith(
-        "irc-opt --target=NAME|FILE (presets: edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo)"
+        "irc-opt --target=NAME|FILE (presets: edge-2tops, edge-2tops-2c, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo)"
     )
     demo = load_target("npu-demo")
     with using_target(demo):

@@ -23,6 +23,7 @@ from irc.diagnostics import Location, error
 from irc.targets.loader import load_target, load_target_file, parse_target, preset_names
 from irc.targets.model import (
     SCRATCH,
+    Cores,
     DataTypes,
     Host,
     Lut,
@@ -36,6 +37,7 @@ from irc.targets.model import (
 
 __all__ = [
     "SCRATCH",
+    "Cores",
     "DataTypes",
     "Host",
     "Lut",

@@ -275,6 +275,9 @@ class _Checker:
             if section.name not in document and section.name in misplaced:
                 sections[section.name] = None
                 continue
+            if section.name not in document and not section.required:
+                sections[section.name] = {spec.attribute: spec.default for spec in section.fields}
+                continue
             table = self.table(document, section.name, ", ".join(f.key for f in section.fields))
             sections[section.name] = None if table is None else self.section(section, table)
         placement = sections.get("placement")
@@ -301,6 +304,7 @@ class _Checker:
             lut=model.Lut(**built["lut"]),
             host=model.Host(**built["host"]),
             ops=MappingProxyType(dict(sorted(ops.items()))),
+            cores=model.Cores(**built["cores"]),
         )
 
     def unknown_table(self, key: str, value: object) -> None:
@@ -476,6 +480,20 @@ class _Checker:
                 path,
                 f'target.name "{value}" is not a valid name',
                 hint="use letters, digits, '.', '_' and '-' (as in npu-demo)",
+            )
+            return None
+        if spec.choices and value not in spec.choices:
+            listing = ", ".join(f'"{choice}"' for choice in spec.choices)
+            allowed = (
+                f"the only value is {listing}"
+                if len(spec.choices) == 1
+                else f"the values are {listing}"
+            )
+            close = _closest(value, spec.choices)
+            self.problem(
+                path,
+                f'{".".join(path)} = "{value}" is not supported: {allowed}',
+                hint=(f"did you mean '{close}'? " if close else "") + _field_help(spec),
             )
             return None
         return value

@@ -1,8 +1,9 @@
 """What a target is, in base units: the dataclasses that `load_target` returns.
 
-A `Target` describes an NPU and the CPU it falls back to: the MAC array, the data
-types, the memories, the DMA, the vector unit and lookup table, the host's cost model,
-and the support table (`ops`: per nn op, the limits within which the NPU runs it).
+A `Target` describes an NPU and the CPU it falls back to: its cores, the MAC array,
+the data types, the memories, the DMA, the vector unit and lookup table, the host's
+cost model, and the support table (`ops`: per nn op, the limits within which the NPU
+runs it).
 Every number is in a base unit (bytes, hertz, bytes per second, seconds); the target
 files (irc/targets/presets/*.toml, docs/targets.md) write them in human units and the
 loader converts them.
@@ -294,6 +295,25 @@ class OpSupport:
 
 
 @dataclass(frozen=True)
+class Cores:
+    """The NPU's cores (`[cores]`): `count` copies of everything the other sections
+    describe for the NPU, each core with its own MAC array, vector unit and lookup
+    table, DMA queues and local SRAM (`[memories.sram]`, the scratch memory: with
+    `sram = "private"` each core has one of its own, of that size). The cores share
+    the system memories (every other `[memories.*]`) and the ports they sit on, so
+    their transfers take turns there as one core's do. A core that waits for another
+    sees its signal `sync_latency_cycles` after it is raised."""
+
+    count: int = 1
+    """The number of cores (1: a single-core NPU, a target without `[cores]`)."""
+    sram: str = "private"
+    """How the cores hold the local SRAM: "private", a copy per core (shared SRAM
+    across cores is not supported yet)."""
+    sync_latency_cycles: int = 0
+    """NPU clock cycles from a signal on one core to a wait on another seeing it."""
+
+
+@dataclass(frozen=True)
 class Target:
     """An NPU and its host, as a target file describes them (in base units).
 
@@ -315,10 +335,14 @@ class Target:
     lut: Lut
     host: Host
     ops: Mapping[str, OpSupport]
+    cores: Cores = Cores()
+    """The NPU's cores; each has the MAC array, vector unit, lookup table and local
+    SRAM above, and all share the system memories."""
 
     def __hash__(self) -> int:
         # The support table is a read-only mapping, which is not hashable itself.
-        return hash((self.name, self.source, tuple(sorted(self.ops)), tuple(self.memories)))
+        memories = tuple(self.memories)
+        return hash((self.name, self.source, tuple(sorted(self.ops)), memories, self.cores))
 
     def with_memory(self, name: str, **changes: object) -> Target:
         """The target with memory `name`'s fields changed (`size_bytes=4096`): what a
@@ -352,5 +376,6 @@ class Target:
 
     @property
     def peak_tops(self) -> float:
-        """Peak int8 tera-operations per second (a MAC counts as two operations)."""
-        return 2 * self.mac_array.macs_per_second / 1e12
+        """Peak int8 tera-operations per second of all the cores together (a MAC
+        counts as two operations)."""
+        return 2 * self.mac_array.macs_per_second * self.cores.count / 1e12

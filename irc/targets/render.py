@@ -74,16 +74,17 @@ def format_seconds(seconds: float) -> str:
 
 
 def summary(target: Target) -> str:
-    """One line: MACs, clock, peak TOPS, the local SRAM and the system memories."""
-    mac = target.mac_array
+    """One line: cores, MACs, clock, peak TOPS, the local SRAM and the system memories."""
+    mac, cores = target.mac_array, target.cores.count
     memories = ", ".join(
         f"{memory.name} {format_rate(memory.read_bytes_per_second, 'B')}"
         for memory in target.system_memories
     )
+    count, each = (f"{cores} cores x ", " a core") if cores > 1 else ("", "")
     return (
-        f"{mac.macs_per_cycle} int8 MACs ({mac.rows}x{mac.columns}) at "
+        f"{count}{mac.macs_per_cycle} int8 MACs ({mac.rows}x{mac.columns}) at "
         f"{format_hertz(mac.clock_hz)} = {format_number(round(target.peak_tops, 3))} TOPS, "
-        f"{format_bytes(target.scratch.size_bytes)} SRAM, {memories}"
+        f"{format_bytes(target.scratch.size_bytes)} SRAM{each}, {memories}"
     )
 
 
@@ -141,12 +142,20 @@ def _memory_notes(target: Target, name: str) -> list[str]:
 
 def _section_notes(target: Target) -> dict[str, list[str]]:
     """Derived figures, written as comments after each table."""
-    mac, host = target.mac_array, target.host
+    mac, host, cores = target.mac_array, target.host, target.cores
+    core_tops = 2 * mac.macs_per_second / 1e12
+    a_core = " a core" if cores.count > 1 else ""
+    together = (
+        f"{cores.count} cores: {format_number(round(target.peak_tops, 3))} TOPS int8 peak "
+        "together; a signal reaches another core in "
+        f"{format_seconds(cores.sync_latency_cycles / mac.clock_hz)}"
+    )
     return {
+        "cores": [together] if cores.count > 1 else [],
         "mac_array": [
             f"{mac.macs_per_cycle} MACs per cycle, "
             f"{format_rate(mac.macs_per_second, 'MAC')}, "
-            f"{format_number(round(target.peak_tops, 3))} TOPS int8 peak "
+            f"{format_number(round(core_tops, 3))} TOPS int8 peak{a_core} "
             "(a MAC is two operations)"
         ],
         "host": [f"one NPU<->CPU transition costs {format_seconds(host.transition_seconds)}"],
@@ -167,12 +176,16 @@ def target_toml(target: Target) -> str:
                 lines += ["", f"[{MEMORIES_TABLE}.{name}]"]
                 lines += _fields_toml(MEMORY_FIELDS, dataclasses.asdict(memory))
                 lines += [f"# {note}" for note in _memory_notes(target, name)]
-        lines += ["", f"[{section.name}]"]
         values: dict[str, object] = (
             {"name": target.name, "description": target.description}
             if section.name == "target"
             else dataclasses.asdict(getattr(target, section.name))
         )
+        if not section.required and all(
+            values[spec.attribute] == spec.default for spec in section.fields
+        ):
+            continue  # an optional table that says nothing is left out, as in the files
+        lines += ["", f"[{section.name}]"]
         lines += _fields_toml(section.fields, values)
         lines += [f"# {note}" for note in notes.get(section.name, [])]
     lines += ["", *_ops_toml(target)]
@@ -420,6 +433,9 @@ def _field_constraints(spec: Field) -> str:
         parts.append("letters, digits, `.`, `_`, `-`")
     if spec.zero_allowed:
         parts.append("or 0")
+    if spec.choices:
+        listing = ", ".join(f'`"{choice}"`' for choice in spec.choices)
+        parts.append(f"only {listing}" if len(spec.choices) == 1 else f"one of {listing}")
     if not spec.required and spec.required_when == "output_block":
         parts.append("required with `output_block`; omit otherwise")
     elif not spec.required and spec.required_when:
@@ -428,6 +444,8 @@ def _field_constraints(spec: Field) -> str:
         parts.append("optional")
     elif not spec.required and isinstance(spec.default, bool):
         parts.append(f"optional (default {str(spec.default).lower()})")
+    elif not spec.required and isinstance(spec.default, str):
+        parts.append(f'optional (default `"{spec.default}"`)')
     elif not spec.required:
         parts.append(f"optional (default {format_number(spec.default)})")  # type: ignore[arg-type]
     return ", ".join(parts) or "required"

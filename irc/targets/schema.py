@@ -68,6 +68,8 @@ class Field:
     zero_allowed: bool = False
     """0 is allowed besides the range from `floor` (a read-only memory's write
     bandwidth)."""
+    choices: tuple[str, ...] = ()
+    """For a string: the values it may take (any non-empty string when empty)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class Section:
     name: str
     help: str
     fields: tuple[Field, ...]
+    required: bool = True
+    """False for a table a file may leave out: then every key takes its default."""
 
     def field(self, key: str) -> Field | None:
         """The field written `key`, if the table has one."""
@@ -234,6 +238,52 @@ PLACEMENT = Section(
 system SRAM), Shared_Sram (weights in flash, activations in system SRAM) and
 Dedicated_Sram (both in DRAM, activations cached in the NPU's own SRAM)."""
 
+MAX_CORES = 64
+"""The most NPU cores a target may have (multi-core NPUs have a handful; 64 bounds a
+typo without limiting any real design)."""
+
+CORES = Section(
+    "cores",
+    "the NPU's cores (optional: one core when omitted)",
+    (
+        Field(
+            "count",
+            "count",
+            "int",
+            "NPU cores, each with its own MAC array, vector unit, DMA queues and local SRAM "
+            "([memories.sram]); the system memories and their ports are shared",
+            minimum=1,
+            maximum=MAX_CORES,
+            required=False,
+            default=1,
+        ),
+        Field(
+            "sram",
+            "sram",
+            "string",
+            'how the cores hold the local SRAM: "private", each core its own copy of '
+            "[memories.sram] (shared SRAM across cores is not supported yet)",
+            required=False,
+            default="private",
+            choices=("private",),
+        ),
+        Field(
+            "sync_latency_cycles",
+            "sync_latency_cycles",
+            "int",
+            "NPU clock cycles from a signal on one core to a wait on another core seeing it",
+            unit="cycles",
+            minimum=0,
+            maximum=1_000_000,
+            required=False,
+            default=0,
+        ),
+    ),
+    required=False,
+)
+"""A multi-core NPU: `count` copies of the MAC array, vector unit, DMA queues and local
+SRAM described by the other tables, sharing the system memories."""
+
 SECTIONS: tuple[Section, ...] = (
     Section(
         "target",
@@ -243,6 +293,7 @@ SECTIONS: tuple[Section, ...] = (
             Field("description", "description", "string", "one line about the target"),
         ),
     ),
+    CORES,
     Section(
         "mac_array",
         "the multiply-accumulate array",

@@ -74,7 +74,7 @@
 
 // RUN: not irc-target check %S/Inputs/no-such-file.toml 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE:      no-such-file.toml: error: cannot read the target file: no such file
-// NOFILE-NEXT:   hint: give the path of a .toml target file, or a preset name (edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo)
+// NOFILE-NEXT:   hint: give the path of a .toml target file, or a preset name (edge-2tops, edge-2tops-2c, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo)
 
 // Presets can be checked by name too.
 // RUN: irc-target check ethos-u65-512 | FileCheck %s --check-prefix=PRESET

@@ -10,7 +10,7 @@
 // An unknown preset name: the closest preset as a hint.
 // RUN: not irc-opt %s --target=ethos-u55 -p cse 2>&1 | FileCheck %s --check-prefix=NAME
 // NAME:      irc-opt: error: unknown target 'ethos-u55'
-// NAME-NEXT:   hint: did you mean 'ethos-u55-256'? the presets are edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
+// NAME-NEXT:   hint: did you mean 'ethos-u55-256'? the presets are edge-2tops, edge-2tops-2c, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
 // NAME-NOT:  func.func
 
 // A malformed target file: its diagnostics, located in the file.

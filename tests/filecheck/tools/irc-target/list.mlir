@@ -2,6 +2,7 @@
 
 // RUN: irc-target list | FileCheck %s
 // CHECK:      edge-2tops     A 2 TOPS edge NPU: 1024 int8 MACs at 1 GHz, 2 MiB SRAM, DDR at 8 GB/s
+// CHECK-NEXT: edge-2tops-2c  Two cores, each as edge-2tops (1024 int8 MACs at 1 GHz, 2 MiB SRAM), sharing DDR at 8 GB/s
 // CHECK-NEXT: ethos-u55-128  Ethos-U55-128-like in Vela's Ethos_U55_High_End_Embedded, Shared_Sram: 128 int8 MACs at 500 MHz
 // CHECK-NEXT: ethos-u55-256  Ethos-U55-256-like in Vela's Ethos_U55_High_End_Embedded, Shared_Sram: 256 int8 MACs at 500 MHz
 // CHECK-NEXT: ethos-u65-256  Ethos-U65-256-like in Vela's Ethos_U65_Client_Server, Dedicated_Sram_384KB: 256 int8 MACs at 1 GHz

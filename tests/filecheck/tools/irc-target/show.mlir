@@ -5,6 +5,7 @@
 // CHECK:      # npu-demo: irc's worked example: 256 int8 MACs at 500 MHz, DDR at 1 GB/s
 // CHECK-NEXT: # source: npu-demo
 // CHECK-NEXT: # 256 int8 MACs (16x16) at 500 MHz = 0.256 TOPS, 512 KiB SRAM, ddr 1 GB/s
+// CHECK-NOT:  [cores]
 // CHECK:      [mac_array]
 // CHECK-NEXT: rows = 16 {{ +}}# rows of int8 MACs
 // CHECK-NEXT: columns = 16
@@ -73,15 +74,27 @@
 // FILE:      [ops.conv]
 // FILE-NEXT: max_kernel = 3
 
+// A target of several cores: [cores] is written (a single core's is left out), and
+// the peak counts every core.
+// RUN: irc-target show edge-2tops-2c | FileCheck %s --check-prefix=CORES
+// CORES:      # 2 cores x 1024 int8 MACs (32x32) at 1 GHz = 4.096 TOPS, 2 MiB SRAM a core, ddr 8 GB/s
+// CORES:      [cores]
+// CORES-NEXT: count = 2 {{ +}}# NPU cores, each with its own MAC array
+// CORES-NEXT: sync_latency_cycles = 50 {{ +}}# NPU clock cycles from a signal on one core
+// CORES-NEXT: # 2 cores: 4.096 TOPS int8 peak together; a signal reaches another core in 0.05 µs
+// CORES:      [mac_array]
+// CORES:      # 1024 MACs per cycle, 1024 GMAC/s, 2.048 TOPS int8 peak a core
+
 // The output of `show` is a target file that loads, for every preset and for a file.
 // RUN: irc-target show npu-demo > %t.npu-demo.toml && irc-target check %t.npu-demo.toml | FileCheck %s --check-prefix=AGAIN
 // RUN: irc-target show ethos-u55-256 > %t.u55.toml && irc-target check %t.u55.toml | FileCheck %s --check-prefix=AGAIN
 // RUN: irc-target show ethos-u65-512 > %t.u65.toml && irc-target check %t.u65.toml | FileCheck %s --check-prefix=AGAIN
 // RUN: irc-target show edge-2tops > %t.edge.toml && irc-target check %t.edge.toml | FileCheck %s --check-prefix=AGAIN
+// RUN: irc-target show edge-2tops-2c > %t.edge-2c.toml && irc-target check %t.edge-2c.toml | FileCheck %s --check-prefix=AGAIN
 // RUN: irc-target show %S/Inputs/my-npu.toml > %t.my-npu.toml && irc-target check %t.my-npu.toml | FileCheck %s --check-prefix=AGAIN
 // AGAIN: .toml: ok:
 
 // An unknown preset is an error naming the closest one.
 // RUN: not irc-target show npu-dmo 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN:      irc-target: error: unknown target 'npu-dmo'
-// UNKNOWN-NEXT:   hint: did you mean 'npu-demo'? the presets are edge-2tops, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
+// UNKNOWN-NEXT:   hint: did you mean 'npu-demo'? the presets are edge-2tops, edge-2tops-2c, ethos-u55-128, ethos-u55-256, ethos-u65-256, ethos-u65-512, npu-demo; or give the path of a .toml target file
