@@ -71,6 +71,7 @@ def test_every_tile_compute_op_becomes_one_command() -> None:
             tile.ViewOp,
             tile.CopyOp,
             tile.BiasAddOp,
+            tile.OnCoreOp,  # a region: its ops become commands of its core
         )
     }
     assert {spec.tile_op for spec in COMMANDS} == compute

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -30,15 +31,18 @@ from test_interp_tile import qtype
 from test_lower_to_tile import conv, int8, program
 from test_simulator import NPU_DEMO, check_every_deletion, compile_to_npu, parse
 
+from irc.dialects import npu, tile
 from irc.interp import run_function
 from irc.quantize import scheme
 from irc.sim.run import simulate
+from irc.targets.model import Cores
 from irc.tiling.cascade import (
     Member,
     Rows,
     Sources,
     _halvings,
     chain_sources,
+    core_spans,
     plan_cascade,
     rolling_rows,
     schedule,
@@ -110,19 +114,38 @@ def windows(draw: st.DrawFn) -> tuple[list[Rows], Sources, int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(windows())
+@given(windows(), st.integers(1, 3))
 def test_stripes_compute_every_row_once_and_rolling_buffers_keep_what_is_read(
-    case: tuple[list[Rows], Sources, int],
+    case: tuple[list[Rows], Sources, int], cores: int
 ) -> None:
+    """On one core, and on each core of several, each with its share of the stripes
+    (`core_spans`) and rolling buffers of its own (the rows of the most any core
+    needs): a core computes each row its stripes read, in order, once."""
     rows, sources, stripe = case
-    stripes = schedule(rows, stripe, sources)
-    rolling = rolling_rows(rows, stripes, sources)
-    # Each member's rows: consecutive ranges from 0, each row once.
+    spans = core_spans(rows[-1].out_h, stripe, cores)
+    assert spans[0][0] == 0 and spans[-1][1] == rows[-1].out_h
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+    schedules = [schedule(rows, stripe, sources, span) for span in spans]
+    rolling = [max(n) for n in zip(*(rolling_rows(rows, c, sources) for c in schedules))]
+    for (first, end), stripes in zip(spans, schedules):
+        _check_stripes(rows, sources, stripes, rolling, first, end)
+
+
+def _check_stripes(
+    rows: list[Rows],
+    sources: Sources,
+    stripes: Sequence[tuple[tuple[int, int], ...]],
+    rolling: list[int],
+    first: int,
+    end: int,
+) -> None:
+    # Each member's rows: consecutive ranges, each row once; the last member's are
+    # the core's [first, end).
     for member in range(len(rows)):
         ranges = [s[member] for s in stripes]
-        assert ranges[0][0] == 0
         assert all(a[0] + a[1] == b[0] for a, b in itertools.pairwise(ranges))
-    assert sum(s[-1][1] for s in stripes) == rows[-1].out_h
+    assert stripes[0][-1][0] == first
+    assert sum(s[-1][1] for s in stripes) == end - first
     # Run the stripes on rolling buffers of the planned rows: slot r % R holds row r.
     slots = [[-1] * size for size in rolling]
     for stripe_rows in stripes:
@@ -337,6 +360,39 @@ def test_a_cascade_is_bit_exact_at_the_tile_level_and_on_the_simulator(
     for key in expected:
         np.testing.assert_array_equal(simulated[key], expected[key])
     assert report.cycles > 0
+
+
+TWO_CORES = replace(NPU_DEMO, cores=Cores(count=2, sync_latency_cycles=40))
+"""npu-demo with two cores: a forced cascade is split across them by rows."""
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_a_cascade_split_across_two_cores_is_bit_exact(name: str) -> None:
+    """Each core runs its share of the stripes with its own rolling buffers (in its
+    own SRAM), recomputing the rows above its share that its first stripe reads."""
+    text, inputs = PROGRAMS[name]
+    expected = run_function(parse(text), inputs)
+    pipeline = "plan-tiles{cascades=true cascade-stripe=2},lower-to-tile"
+    tiled = compile_to_npu(text, pipeline, TWO_CORES)
+    regions = [op for op in tiled.walk() if isinstance(op, tile.OnCoreOp)]
+    assert sorted(op.props().int("core") for op in regions) == [0, 1]
+    assert all("source_rolling" in str(op) for op in regions)
+    outputs = run_function(tiled, inputs)
+    for key in expected:
+        np.testing.assert_array_equal(outputs[key], expected[key])
+    stream = compile_to_npu(text, pipeline + ",lower-to-npu", TWO_CORES)
+    simulated, report = simulate(stream, inputs, TWO_CORES)
+    for key in expected:
+        np.testing.assert_array_equal(simulated[key], expected[key])
+    assert report.total.busy["core1.mac"] > 0 or report.total.busy["core1.vector"] > 0
+
+
+def test_deleting_any_synchronisation_of_a_split_cascade_is_reported() -> None:
+    text, inputs = PROGRAMS["residual"]
+    pipeline = "plan-tiles{cascades=true cascade-stripe=4},lower-to-tile,lower-to-npu"
+    stream = compile_to_npu(text, pipeline, TWO_CORES)
+    assert {op.core_index() for op in stream.walk() if isinstance(op, npu.Command)} == {0, 1}
+    assert check_every_deletion(stream, inputs, TWO_CORES) >= 10
 
 
 def test_deleting_any_synchronisation_of_a_cascade_is_reported() -> None:

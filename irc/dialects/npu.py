@@ -21,6 +21,13 @@ A program is one function whose body is a flat list, in program order, of:
   weights blob) into a system memory before the stream runs, `npu.read` reads a
   result back after `npu.end`, which ends the stream.
 
+On an NPU of several **cores** (`npu.cores` on the function, the target's `[cores]`),
+every command and synchronisation names its core (`core`, default 0): each core has
+its own queues and its own SRAM, named `sram` (core 0), `sram1`, `sram2`, ...; a
+command reaches its core's SRAM and the system memories, which the cores share (the
+host too: host calls are core 0's). A signal on one core and a wait on another
+synchronise the two cores.
+
 The function carries the memory it needs: `npu.<memory>_bytes` for each memory it
 uses (`npu.ddr_bytes`: from address 0; `npu.sram_bytes`: up to the highest SRAM byte
 it uses, so a target with at least that much runs it), `npu.weights_memory` and
@@ -102,6 +109,48 @@ WEIGHTS_MEMORY_ATTR = "npu.weights_memory"
 SRAM_BYTES_ATTR = "npu.sram_bytes"
 SRAM_ALIGNMENT_ATTR = "npu.sram_alignment"
 SRAM = tile.SRAM_SPACE
+CORES_ATTR = "npu.cores"
+"""The function attribute holding the number of NPU cores a program runs on (absent:
+one)."""
+
+
+def core_sram(core: int) -> str:
+    """The memory space of core `core`'s own SRAM: `sram` (core 0), `sram1`, `sram2`..."""
+    return SRAM if core == 0 else f"{SRAM}{core}"
+
+
+def sram_core(space: str) -> int | None:
+    """The core whose SRAM the memory space `space` is (None: a system memory)."""
+    if space == SRAM:
+        return 0
+    suffix = space.removeprefix(SRAM)
+    if suffix != space and suffix.isdigit() and not suffix.startswith("0"):
+        return int(suffix)
+    return None
+
+
+def is_sram(space: str) -> bool:
+    """Whether `space` is the SRAM of a core (not a system memory)."""
+    return sram_core(space) is not None
+
+
+def engine(core: int, queue: str) -> int:
+    """The index of core `core`'s `queue` among every core's queues (`QUEUES` per core,
+    core after core): the simulator's and the scoreboard's queue numbers."""
+    return core * len(QUEUES) + QUEUES.index(queue)
+
+
+def engine_name(index: int) -> str:
+    """The name of engine queue `index`: the queue's (`mac`) on core 0, `core1.mac` on
+    core 1."""
+    core, queue = divmod(index, len(QUEUES))
+    return QUEUES[queue] if core == 0 else f"core{core}.{QUEUES[queue]}"
+
+
+def core_count(function: FuncOp) -> int:
+    """The cores a program runs on (its `npu.cores`, default 1)."""
+    value = function.attributes.get(CORES_ATTR)
+    return int(value.value.data) if isinstance(value, IntegerAttr) else 1
 
 
 def memory_bytes_attr(memory: str) -> str:
@@ -195,7 +244,7 @@ class _HostData(TileOp):
     def check_buffer(self, buffer_type: MemRefType, what: str) -> None:
         """A buffer of the NPU's element types, or in a system memory of any type with a
         numpy dtype."""
-        if space_of(buffer_type) == SRAM or buffer_type.element_type in tile.ELEMENT_TYPES:
+        if is_sram(space_of(buffer_type)) or buffer_type.element_type in tile.ELEMENT_TYPES:
             tile.check_buffer_type(buffer_type, what)
             return
         if any(size < 0 for size in buffer_type.get_shape()):
@@ -383,19 +432,30 @@ class ReadOp(_HostData, tile._BoundaryOp):
 
 
 class Command(TileOp):
-    """A command of the stream: it runs on one queue, on views only.
+    """A command of the stream: it runs on one queue of one core, on views only.
 
     `QUEUE` is the queue of every command of the kind (the DMA's depends on its
-    direction: `queue()`); a command of the MAC array or the vector unit reads and
-    writes SRAM only, at addresses aligned to `npu.sram_alignment`.
+    direction: `queue()`); `core` the NPU core whose queue runs it (0 by default; a
+    program on several cores says how many in `npu.cores`). A command of the MAC array
+    or the vector unit reads and writes its core's SRAM only (`core_sram`), at
+    addresses aligned to `npu.sram_alignment`.
     """
 
     QUEUE: ClassVar[str] = ""
     COMPUTE: ClassVar[bool] = True
+    core = int_prop(0)
 
     def queue(self) -> str:
         """The queue that runs this command."""
         return self.QUEUE
+
+    def core_index(self) -> int:
+        """The core that runs this command."""
+        return self.props().int("core") or 0
+
+    def engine(self) -> int:
+        """The engine queue that runs this command, among every core's (`engine`)."""
+        return engine(self.core_index(), self.queue())
 
     def views(self) -> list[SSAValue]:
         """The buffer operands (views) the command reads or writes."""
@@ -403,12 +463,29 @@ class Command(TileOp):
 
     def verify_(self) -> None:
         super().verify_()
+        core = self.core_index()
+        function = _function_of(self)
+        cores = core_count(function) if function is not None else None
+        if core < 0 or (cores is not None and core >= cores):
+            raise fail(
+                f"{self.name} runs on core {core}; the program has "
+                f"{cores} {'core' if cores == 1 else 'cores'} (npu.cores)"
+                if cores is not None
+                else f"'core' must be a non-negative integer, got {core}"
+            )
         alignment = _memory_attr(self, SRAM_ALIGNMENT_ATTR) if self.COMPUTE else None
+        own = core_sram(core)
         for operand in self.views():
             owner = _check_view(operand, self.name)
+            space = space_of(buffer(operand))
+            if is_sram(space) and space != own:
+                raise fail(
+                    f"{self.name} on core {core} uses {space}, another core's SRAM: a "
+                    f"core reaches its own SRAM ({own}) and the system memories"
+                )
             if not self.COMPUTE:
                 continue
-            if space_of(buffer(operand)) != "sram":
+            if space != own:
                 raise fail(f"{self.name} runs on SRAM only, got {operand.type}")
             address = owner.props().int("address")
             if alignment and address is not None and address % alignment:
@@ -431,8 +508,8 @@ def dma_queue(source: str | None, into: str) -> str:
     hold up the loads or stores queued behind it), one out of SRAM on `dma_out`,
     anything else on `dma_in` (a DMA marked `weights` runs on `dma_weights` into SRAM,
     on `dma_stage` into a system memory, instead: `DmaOp.queue`)."""
-    if source == SRAM:
-        return "vector" if into == SRAM else "dma_out"
+    if source is not None and is_sram(source):
+        return "vector" if is_sram(into) else "dma_out"
     return "dma_in"
 
 
@@ -473,7 +550,7 @@ class DmaOp(Command):
     def queue(self) -> str:
         if self.props().bool("weights"):
             dest = self.dest
-            staging = dest is not None and space_of(buffer(dest)) != SRAM
+            staging = dest is not None and not is_sram(space_of(buffer(dest)))
             return "dma_stage" if staging else "dma_weights"
         into = self.dest if self.dest is not None else self.frame
         assert into is not None
@@ -499,7 +576,7 @@ class DmaOp(Command):
                 source is None
                 or dest is None
                 or frame is not None
-                or space_of(buffer(source)) == SRAM
+                or is_sram(space_of(buffer(source)))
             ):
                 raise fail(
                     "a load on the weight stream ('weights') copies from the weights region, "
@@ -962,8 +1039,10 @@ class HostCallOp(_HostData, Command):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def check(self, props: Props) -> None:
+        if self.core_index():
+            raise fail("a host call runs on the host, which the cores share: core 0")
         for view in self.views():
-            if space_of(buffer(view)) == SRAM:
+            if is_sram(space_of(buffer(view))):
                 raise fail(f"a host call reads and writes system memories only, got {view.type}")
         for view in self.outputs:
             _check_not_weights(view, "npu.host_call")
@@ -1041,7 +1120,9 @@ class _NoOperands(Command):
 
 
 class _SyncOp(_NoOperands):
-    """A signal or wait: on `queue`, about `token`."""
+    """A signal or wait: on `queue` of `core`, about `token`. A token signalled on one
+    core and waited for on another synchronises the two cores (the target's
+    `sync_latency_cycles` later)."""
 
     COMPUTE: ClassVar[bool] = False
     queue_name = prop_def(StringAttr, prop_name="queue")
@@ -1129,4 +1210,16 @@ NPU = Dialect(
 )
 """The `npu` dialect."""
 
-__all__ = ["NPU", "QUEUES", "Command", "dma_queue", "extent_bytes", "strides_of"]
+__all__ = [
+    "NPU",
+    "QUEUES",
+    "Command",
+    "core_sram",
+    "dma_queue",
+    "engine",
+    "engine_name",
+    "extent_bytes",
+    "is_sram",
+    "sram_core",
+    "strides_of",
+]

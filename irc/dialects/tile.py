@@ -57,7 +57,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -67,11 +67,14 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
 
 from irc.dialects.base import (
     Props,
@@ -372,6 +375,53 @@ class AllocOp(TileOp):
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
         return cls.create(result_types=[result_type], properties=properties, attributes=attributes)
+
+
+@irdl_op_definition
+class OnCoreOp(TileOp):
+    """Run the ops of the body on NPU core `core`: its loads and stores on that core's
+    DMA queues, its compute on its MAC array and vector unit, its SRAM buffers (the
+    body's `tile.alloc`s in `sram`) in that core's own SRAM. A layer split across
+    cores is one `tile.on_core` per core, each over its share of the tiles; ops outside
+    any run on core 0. Functionally the body runs in place, in program order.
+
+        tile.on_core 1 {
+          %box = tile.alloc {offset = 0} : memref<1x4x56x32xi8, "sram">
+          ...
+        }
+    """
+
+    name = "tile.on_core"
+    core = int_prop()
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def check(self, props: Props) -> None:
+        core = props.int("core")
+        if core is None or core < 0:
+            raise fail(f"tile.on_core needs 'core', a non-negative integer, got {core}")
+        for op in self.body.walk():
+            if isinstance(op, OnCoreOp) and op is not self:
+                raise fail("a tile.on_core holds no other tile.on_core")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.props().int('core')} ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> OnCoreOp:
+        core = parser.parse_integer()
+        region = parser.parse_region()
+        if not region.blocks:
+            region.add_block(Block())
+        return cls.create(properties={"core": IntegerAttr(core, i64)}, regions=[region])
+
+    @classmethod
+    def build_on(cls, core: int, ops: Sequence[Operation]) -> OnCoreOp:
+        """The region of `ops` on `core`."""
+        return cls.create(
+            properties={"core": IntegerAttr(core, i64)}, regions=[Region(Block(list(ops)))]
+        )
 
 
 def _check_boundary(tensor: Attribute, memref: Attribute) -> None:
@@ -1716,6 +1766,7 @@ TILE = Dialect(
     "tile",
     [
         AllocOp,
+        OnCoreOp,
         ToBufferOp,
         ToTensorOp,
         ViewOp,

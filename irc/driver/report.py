@@ -162,9 +162,11 @@ class LayerRow:
     """The highest SRAM byte the layer's commands touch."""
     commands: int
     busy: dict[str, int]
-    """Busy cycles of each engine in the layer's commands."""
+    """Busy cycles of each kind of queue in the layer's commands, every core's together."""
     cosine: float | None
     sqnr_db: float | None
+    cores: int = 1
+    """The cores the layer's commands ran on."""
 
     @property
     def efficiency(self) -> float | None:
@@ -247,7 +249,9 @@ def layer_rows(result: CompileResult) -> list[LayerRow]:
             added = max(0, figures.end - frontier)
             frontier = max(frontier, figures.end)
             if figures.macs and figures.cycles:
-                utilisation = figures.macs / (figures.cycles * macs_per_cycle)
+                # Against the arrays of the cores the layer ran on.
+                cores = max(len(figures.cores), 1)
+                utilisation = figures.macs / (figures.cycles * macs_per_cycle * cores)
         rows.append(
             LayerRow(
                 name=name,
@@ -266,7 +270,8 @@ def layer_rows(result: CompileResult) -> list[LayerRow]:
                 sram_bytes=plan.sram_bytes if plan is not None else None,
                 sram_high=figures.sram_high if figures is not None else None,
                 commands=figures.commands if figures is not None else 0,
-                busy=dict(figures.busy) if figures is not None else dict.fromkeys(npu.QUEUES, 0),
+                busy=figures.by_queue() if figures is not None else dict.fromkeys(npu.QUEUES, 0),
+                cores=max(len(figures.cores), 1) if figures is not None else 1,
                 cosine=tensor.cosine if tensor is not None else None,
                 sqnr_db=tensor.sqnr_db if tensor is not None else None,
             )
@@ -472,12 +477,18 @@ ENGINE_WORDS = {
 }
 
 
+def engine_words(name: str) -> str:
+    """An engine queue (`npu.engine_name`: `mac`, `core1.mac`) in words."""
+    core, _, queue = name.rpartition(".")
+    return ENGINE_WORDS[queue] + (f" of {core.replace('core', 'core ')}" if core else "")
+
+
 def _what_limits(row: LayerRow) -> str:
     """What a layer's span is spent on, in words: its busiest engine, or waiting."""
     engine = row.busiest_engine
     if engine is None or not row.cycles:
         return ""
-    busy = row.busy[engine] / row.cycles
+    busy = row.busy[engine] / (row.cycles * row.cores)
     if busy < 0.5:
         return f"its engines are idle {1 - busy:.0%} of its span, waiting for other layers"
     text = f"{ENGINE_WORDS[engine]} is busy {busy:.0%} of its span"
@@ -497,11 +508,13 @@ def _where_the_cycles_go(result: CompileResult, rows: Sequence[LayerRow]) -> lis
     busiest = max(simulation.queues, key=simulation.utilisation)
     engines = ", ".join(
         f"{queue} {simulation.utilisation(queue):.0%}"
-        for queue in sorted(simulation.queues, key=lambda queue: -simulation.total.busy[queue])
+        for queue in sorted(
+            simulation.queues, key=lambda queue: -simulation.total.busy.get(queue, 0)
+        )
     )
     lines.append(
         f"One inference takes **{cycles:,} cycles** ({human_seconds(simulation.seconds)}). "
-        f"The busiest engine is {ENGINE_WORDS[busiest]}, busy "
+        f"The busiest engine is {engine_words(busiest)}, busy "
         f"{simulation.utilisation(busiest):.0%} of the run (all engines: {engines}); the MAC "
         f"array does {simulation.mac_utilisation:.1%} of the multiply-accumulates it could."
     )
@@ -700,6 +713,64 @@ def _layers_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str
     ]
 
 
+def _cores_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str]:
+    """On a target of several cores: which cores each planned layer ran on, what its
+    split cuts, and why (the planner's estimates), beside the simulated cycles."""
+    cores = result.target.cores.count
+    if cores < 2 or result.tiling is None:
+        return []
+    cascaded = {name: cascade.plan for cascade in result.tiling.cascades for name in cascade.names}
+    simulated = {row.name: row for row in rows}
+    table_rows = []
+    split = 0
+    for plan in result.tiling.plans:
+        name = plan.layer.name
+        row = simulated.get(name)
+        cascade = cascaded.get(name)
+        if cascade is not None and cascade.cores > 1:
+            why = (
+                f"in a cascade on {cascade.cores} cores, each its share of the "
+                f"{len(cascade.stripes)} stripes of {cascade.stripe} rows"
+            )
+            parts = "stripes"
+        elif cascade is not None:
+            why, parts = "in a cascade on one core", MISSING
+        else:
+            why, parts = plan.cores_note or "one core", plan.split if plan.cores > 1 else MISSING
+        split += (cascade.cores if cascade is not None else plan.cores) > 1
+        table_rows.append(
+            (
+                _code(name),
+                plan.layer.op,
+                str(row.cores if row is not None else 1),
+                parts,
+                _count_text(plan.one_core_cycles or plan.cycles),
+                _count_text(plan.cycles),
+                _count_text(row.cycles if row is not None else None),
+                why,
+            )
+        )
+    header = ("layer", "op", "cores", "split", "one core", "estimate", "cycles", "why")
+    right = (False, False, True, False, True, True, True, False)
+    return [
+        "## Cores",
+        "",
+        f"{result.target.name} has {cores} cores. {split} of {len(result.tiling.plans)} "
+        "planned layers are split across cores: a layer's outermost loop of several tiles "
+        "is cut into one share a core (the output channels: each core its share of the "
+        "weights, all of the input; or the batch, rows or columns: all of the weights, its "
+        "share of the input), a cascade's stripes into runs of stripes (each core "
+        "recomputes the rows its first stripe reads), each share on its core's queues and "
+        "in its own SRAM, when the planner estimates it faster than one core (the cores "
+        "share the memory ports). "
+        "*one core*, *estimate*: the planner's cycles on one core and as planned; "
+        "*cycles*: the layer's span in the simulated run.",
+        "",
+        _table(header, table_rows, right),
+        "",
+    ]
+
+
 def _quantization_section(result: CompileResult) -> list[str]:
     lines = ["## Quantization", ""]
     errors = result.errors
@@ -883,6 +954,7 @@ def report_markdown(result: CompileResult, plots: bool) -> str:
     lines.extend(_where_the_cycles_go(result, rows))
     lines.extend(_partition_section(result))
     lines.extend(_layers_section(result, rows))
+    lines.extend(_cores_section(result, rows))
     lines.extend(_quantization_section(result))
     lines.extend(_memory_section(result))
     lines.extend(_stages_section(result))
@@ -1076,15 +1148,15 @@ def timeline_png(result: CompileResult) -> bytes:
     with _plot_style():
         figure = Figure(figsize=(PLOT_WIDTH, 4.4), layout="constrained")
         axes = figure.add_subplot()
-        lanes: list[list[tuple[float, float]]] = [[] for _ in npu.QUEUES]
+        lanes: dict[int, list[tuple[float, float]]] = {index: [] for index in simulation.engines}
         for event in simulation.events:
-            if event.end > event.start:
+            if event.end > event.start and event.queue in lanes:
                 lanes[event.queue].append((event.start * to_ms, (event.end - event.start) * to_ms))
         for index, queue in enumerate(simulation.queues):
-            colour = ENGINE_COLOURS[queue]
+            colour = ENGINE_COLOURS[queue.rpartition(".")[2]]
             # Edges in the bar's colour keep commands shorter than a pixel visible.
             axes.broken_barh(
-                lanes[npu.QUEUES.index(queue)],
+                lanes[simulation.engines[index]],
                 (engines - index - 0.38, 0.76),
                 facecolors=colour,
                 edgecolors=colour,

@@ -340,6 +340,16 @@ def _rolled(box: list[slice], shape: Sequence[int]) -> Any:
 class TileFunctions(InterpreterFunctions):
     """numpy implementations of every `tile` op, for xDSL's `Interpreter`."""
 
+    # ---- placement ---------------------------------------------------------------------
+
+    @impl(tile.OnCoreOp)
+    def run_on_core(
+        self, interpreter: Interpreter, op: tile.OnCoreOp, args: PythonValues
+    ) -> PythonValues:
+        """The body in place: which core runs it changes no value."""
+        interpreter.run_ssacfg_region(op.body, (), "on_core")
+        return ()
+
     # ---- buffers -----------------------------------------------------------------------
 
     @impl(tile.AllocOp)

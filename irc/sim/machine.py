@@ -60,6 +60,7 @@ from irc.targets import Target, active_target, load_target
 
 QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
 COMPUTE_QUEUES = (QUEUE_INDEX["mac"], QUEUE_INDEX["vector"])
+"""The compute queues among a core's (an engine index modulo `len(npu.QUEUES)`)."""
 
 
 class Hazard(IrcError):
@@ -113,10 +114,10 @@ class Races:
     """The scoreboard of a run, with the commands it counts: a conflict is a hazard
     naming both commands."""
 
-    def __init__(self, machine: Machine, weights: tuple[str, int]) -> None:
+    def __init__(self, machine: Machine, weights: tuple[str, int], engines: int) -> None:
         sizes = {space: memory.size for space, memory in machine.memories.items()}
-        self.board = Scoreboard(sizes, weights)
-        self.commands: list[list[Operation]] = [[] for _ in npu.QUEUES]
+        self.board = Scoreboard(sizes, weights, engines)
+        self.commands: list[list[Operation]] = [[] for _ in range(engines)]
 
     def access(
         self, op: Operation, queue: int, reads: Sequence[View], writes: Sequence[View]
@@ -132,16 +133,13 @@ class Races:
             conflict = conflicts[0]
             other = self.commands[conflict.queue][conflict.index - 1]
             raise hazard(
-                f"hazard: {describe(op)} on {_queue_of(op)} {conflict.kind} {describe(other)} "
-                f"on {npu.QUEUES[conflict.queue]}, with no synchronisation between them",
+                f"hazard: {describe(op)} on {npu.engine_name(queue)} {conflict.kind} "
+                f"{describe(other)} on {npu.engine_name(conflict.queue)}, with no "
+                "synchronisation between them",
                 op,
                 hint="a signal after the first command and a wait before the second order them",
             )
         self.board.record(queue, index, reads, writes)
-
-
-def _queue_of(op: Operation) -> str:
-    return op.queue() if isinstance(op, npu.Command) else "?"
 
 
 # --------------------------------------------------------------------------------------
@@ -154,6 +152,7 @@ class Event:
 
     op: Operation
     queue: int
+    """Its engine queue, among every core's (`npu.engine`)."""
     start: int
     end: int
     macs: int = 0
@@ -184,11 +183,19 @@ class Timeline:
     every command's event; `tokens` holds each set token's vector clock, `entries`
     every item in program order across the queues."""
 
-    queues: list[list[Item]] = field(default_factory=lambda: [[] for _ in npu.QUEUES])
+    engines: int = len(npu.QUEUES)
+    """The engine queues: `npu.QUEUES` on each core."""
+    queues: list[list[Item]] = field(default_factory=list)
     tokens: dict[int, np.ndarray] = field(default_factory=dict)
+    signalled: dict[int, int] = field(default_factory=dict)
+    """Each token's signalling core."""
     events: list[Event] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.queues:
+            self.queues = [[] for _ in range(self.engines)]
 
     def schedule(self) -> int:
         """Time every command; the run's total cycles."""
@@ -239,7 +246,17 @@ class Program:
             return int(value.value.data) if value is not None else default  # type: ignore[attr-defined]
 
         sizes = npu.memory_sizes(function)
-        missing = sorted(name for name in sizes if name not in target.memories)
+        self.cores = npu.core_count(function)
+        if self.cores > target.cores.count:
+            raise error(
+                f"the program runs on {self.cores} cores; {target.name} has {target.cores.count}",
+                function,
+                hint="compile the program for this target",
+            )
+        srams = [npu.core_sram(core) for core in range(self.cores)]
+        missing = sorted(
+            name for name in sizes if name not in target.memories and name not in srams
+        )
         if missing:
             listing = ", ".join(f"'{name}'" for name in missing)
             raise error(
@@ -250,7 +267,7 @@ class Program:
                 hint="compile the program for this target",
             )
         for name, declared in sizes.items():
-            memory = target.memories[name]
+            memory = target.scratch if npu.is_sram(name) else target.memories[name]
             if declared > memory.size_bytes:
                 label = "SRAM" if name == npu.SRAM else name
                 raise error(
@@ -259,13 +276,14 @@ class Program:
                     function,
                     hint="compile the program for this target",
                 )
-        sizes.setdefault(npu.SRAM, 0)
-        sizes[npu.SRAM] = target.scratch.size_bytes
+        for sram in srams:
+            sizes[sram] = target.scratch.size_bytes
         self.weights_memory, self.weights_bytes = npu.weights_region(function)
         sizes.setdefault(self.weights_memory, self.weights_bytes)
         self.machine = Machine(sizes)
-        self.races = Races(self.machine, (self.weights_memory, self.weights_bytes))
-        self.timeline = Timeline()
+        engines = self.cores * len(npu.QUEUES)
+        self.races = Races(self.machine, (self.weights_memory, self.weights_bytes), engines)
+        self.timeline = Timeline(engines)
         self.views: dict[SSAValue, View] = {}
         self.static: dict[SSAValue, object] = {}
         """Values known when loading: views' arrays, constants."""
@@ -405,29 +423,32 @@ class Program:
     # ---- synchronisation ------------------------------------------------------------------
 
     def _load_signal(self, op: npu.SignalOp) -> None:
-        queue = QUEUE_INDEX[op.queue()]
+        queue = op.engine()
         token = op.props().int("token")
         assert token is not None
         timeline = self.timeline
         if token in timeline.tokens:
             raise hazard(f"token {token} is set twice (by {describe(op)})", op)
         timeline.tokens[token] = self.races.board.clocks[queue].copy()
+        timeline.signalled[token] = op.core_index()
         item = Item("signal", token=token)
         timeline.queues[queue].append(item)
         timeline.entries.append(Entry(queue, item))
 
     def _load_wait(self, op: npu.WaitOp) -> None:
-        queue = QUEUE_INDEX[op.queue()]
+        queue = op.engine()
         token = op.props().int("token")
         assert token is not None
         if token not in self.timeline.tokens:
             raise hazard(
-                f"{describe(op)} on {op.queue()} waits for token {token}, which no earlier "
-                "signal sets: the queue would wait forever",
+                f"{describe(op)} on {npu.engine_name(queue)} waits for token {token}, which "
+                "no earlier signal sets: the queue would wait forever",
                 op,
             )
         self.races.board.wait(queue, self.timeline.tokens[token])
-        item = Item("wait", token=token)
+        # A token from another core reaches this one the target's latency later.
+        across = self.timeline.signalled[token] != op.core_index()
+        item = Item("wait", self.target.cores.sync_latency_cycles if across else 0, token=token)
         self.timeline.queues[queue].append(item)
         self.timeline.entries.append(Entry(queue, item))
 
@@ -445,13 +466,14 @@ class Program:
     ) -> None:
         """Check and time a command on `queue` (its own by default); `transfer` is a
         DMA's cost, whose data phase takes its turn on its ports."""
-        index = QUEUE_INDEX[queue or op.queue()]
-        if index in COMPUTE_QUEUES and not isinstance(op, npu.DmaOp):
+        core = op.core_index()
+        index = npu.engine(core, queue or op.queue())
+        if index % len(npu.QUEUES) in COMPUTE_QUEUES and not isinstance(op, npu.DmaOp):
             alignment = self.target.scratch.alignment_bytes
             for view in (*reads, *writes):
-                if view.space != npu.SRAM or view.address % alignment:
+                if view.space != npu.core_sram(core) or view.address % alignment:
                     raise hazard(
-                        f"{describe(op)} on {npu.QUEUES[index]} reads or writes "
+                        f"{describe(op)} on {npu.engine_name(index)} reads or writes "
                         f"{view.space} at address {view.address}: compute commands use "
                         f"SRAM buffers aligned to {alignment} bytes",
                         op,
@@ -463,7 +485,7 @@ class Program:
         timeline.items.append(item)
         timeline.entries.append(Entry(index, item, tuple(reads), tuple(writes)))
         sram_high = max(
-            (v.address + v.extent for v in (*reads, *writes) if v.space == npu.SRAM), default=0
+            (v.address + v.extent for v in (*reads, *writes) if npu.is_sram(v.space)), default=0
         )
         event = Event(op, index, 0, 0, macs, sram_high=sram_high)
         if transfer is not None:

@@ -40,6 +40,8 @@ class Figures:
     start: int = 0
     end: int = 0
     busy: dict[str, int] = field(default_factory=lambda: dict.fromkeys(npu.QUEUES, 0))
+    """Cycles each engine queue was busy, by its name (`npu.engine_name`: `mac`,
+    `core1.mac`)."""
     macs: int = 0
     ddr_read: int = 0
     """Bytes read from the system memories (all of them)."""
@@ -50,11 +52,20 @@ class Figures:
     commands: int = 0
     sram_high: int = 0
     """The highest SRAM byte the commands touch."""
+    cores: set[int] = field(default_factory=set)
+    """The cores whose commands these are."""
 
     @property
     def cycles(self) -> int:
         """From the first command's start to the last one's end."""
         return self.end - self.start
+
+    def by_queue(self) -> dict[str, int]:
+        """Busy cycles of each kind of queue (`npu.QUEUES`), every core's together."""
+        totals = dict.fromkeys(npu.QUEUES, 0)
+        for name, cycles in self.busy.items():
+            totals[name.rpartition(".")[2]] += cycles
+        return totals
 
     def add(self, event: Event) -> None:
         """Count a command in."""
@@ -62,7 +73,9 @@ class Figures:
             self.start, self.end = event.start, event.end
         self.start = min(self.start, event.start)
         self.end = max(self.end, event.end)
-        self.busy[npu.QUEUES[event.queue]] += event.end - event.start
+        name = npu.engine_name(event.queue)
+        self.busy[name] = self.busy.get(name, 0) + event.end - event.start
+        self.cores.add(event.queue // len(npu.QUEUES))
         self.macs += event.macs
         self.ddr_read += event.ddr_read
         self.ddr_written += event.ddr_written
@@ -99,26 +112,46 @@ class Report:
         return self.cycles / self.target.mac_array.clock_hz
 
     @property
-    def queues(self) -> tuple[str, ...]:
-        """The engine queues of the target's machine, in `npu.QUEUES` order: the weight
-        stream (`dma_weights`) and its staging copies (`dma_stage`) only on a target
-        with a weight stream, or when the run used them (a program made for one)."""
+    def cores(self) -> int:
+        """The NPU cores of the run: the target's, or as many as the program used."""
+        used = max((event.queue // len(npu.QUEUES) + 1 for event in self.events), default=1)
+        return max(self.target.cores.count, used)
+
+    @property
+    def engines(self) -> tuple[int, ...]:
+        """The engine queues of the machine (`npu.engine` indices), core after core in
+        `npu.QUEUES` order: the weight stream (`dma_weights`) and its staging copies
+        (`dma_stage`) only on a target with a weight stream, or when the run used them
+        (a program made for one); the host once (the cores share it), on core 0."""
         stream = self.target.mac_array.weight_stream
         optional = ("dma_weights", "dma_stage")
+        busy = self.total.busy
         return tuple(
-            queue
+            npu.engine(core, queue)
+            for core in range(self.cores)
             for queue in npu.QUEUES
-            if queue not in optional or stream or self.total.busy[queue] > 0
+            if (
+                queue not in optional
+                or stream
+                or busy.get(npu.engine_name(npu.engine(core, queue)), 0)
+            )
+            and (queue != "host" or core == 0)
         )
+
+    @property
+    def queues(self) -> tuple[str, ...]:
+        """The names of `engines` (`npu.engine_name`)."""
+        return tuple(npu.engine_name(index) for index in self.engines)
 
     def utilisation(self, queue: str) -> float:
         """The share of the run an engine was busy."""
-        return self.total.busy[queue] / self.cycles if self.cycles else 0.0
+        return self.total.busy.get(queue, 0) / self.cycles if self.cycles else 0.0
 
     @property
     def mac_utilisation(self) -> float:
-        """MACs done against what the array could do in the run's cycles."""
-        capacity = self.cycles * self.target.mac_array.macs_per_cycle
+        """MACs done against what the arrays of every core could do in the run's
+        cycles."""
+        capacity = self.cycles * self.target.mac_array.macs_per_cycle * self.cores
         return self.total.macs / capacity if capacity else 0.0
 
     def summary(self) -> str:
@@ -130,7 +163,7 @@ class Report:
             f"MAC utilisation {self.mac_utilisation:.1%}",
             "busy: "
             + ", ".join(
-                f"{queue} {total.busy[queue]} ({self.utilisation(queue):.0%})"
+                f"{queue} {total.busy.get(queue, 0)} ({self.utilisation(queue):.0%})"
                 for queue in self.queues
             ),
             "; ".join(
@@ -161,8 +194,11 @@ class Report:
         lines = [header]
         capacity = self.target.mac_array.macs_per_cycle
         for name, figures in self.layers.items():
-            utilisation = figures.macs / (figures.cycles * capacity) if figures.cycles else 0.0
-            busy = figures.busy
+            cores = max(len(figures.cores), 1)  # against the arrays of the cores it used
+            utilisation = (
+                figures.macs / (figures.cycles * capacity * cores) if figures.cycles else 0.0
+            )
+            busy = figures.by_queue()
             lines.append(
                 f"{name[:32]:32} {figures.start:>10} {figures.cycles:>10} {busy['mac']:>10} "
                 f"{busy['vector']:>9} {busy['dma_in']:>9} {busy['dma_out']:>9} "
@@ -274,15 +310,29 @@ def simulate(
 
 
 def chrome_trace(report: Report) -> dict[str, object]:
-    """The run as Chrome trace events: one thread per engine, times in microseconds."""
+    """The run as Chrome trace events: one thread per engine, times in microseconds;
+    one process per core on a target of several (named "<target> core N")."""
     clock_mhz = report.target.mac_array.clock_hz / 1e6
+    cores = report.cores
     events: list[dict[str, object]] = [
-        {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": report.target.name}}
+        {
+            "name": "process_name",
+            "ph": "M",
+            "pid": core,
+            "args": {"name": report.target.name + (f" core {core}" if cores > 1 else "")},
+        }
+        for core in range(cores)
     ]
-    for queue in report.queues:
-        tid = npu.QUEUES.index(queue)  # the events' `tid`
+    for index in report.engines:
+        core, queue = divmod(index, len(npu.QUEUES))
         events.append(
-            {"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": queue}}
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "pid": core,
+                "tid": queue,
+                "args": {"name": npu.QUEUES[queue]},
+            }
         )
     for event in report.events:
         args: dict[str, object] = {"layer": event_layer(event), "cycles": event.end - event.start}
@@ -294,10 +344,10 @@ def chrome_trace(report: Report) -> dict[str, object]:
         events.append(
             {
                 "name": event.op.name.removeprefix("npu."),
-                "cat": npu.QUEUES[event.queue],
+                "cat": npu.QUEUES[event.queue % len(npu.QUEUES)],
                 "ph": "X",
-                "pid": 0,
-                "tid": event.queue,
+                "pid": event.queue // len(npu.QUEUES),
+                "tid": event.queue % len(npu.QUEUES),
                 "ts": event.start / clock_mhz,
                 "dur": (event.end - event.start) / clock_mhz,
                 "args": args,

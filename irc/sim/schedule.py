@@ -2,7 +2,8 @@
 
 Each queue runs its items in program order: commands (each `cycles` long), signals
 (which set a token when the queue reaches them) and waits (which hold the queue
-until the token is set). A DMA command first waits its memories' latency, then its
+until the token is set, and `cycles` more: the latency of a token from another
+core). A DMA command first waits its memories' latency, then its
 data phase needs every port it moves data through (`ports`: the cycles it needs
 each); a port serves one transfer at a time, in the order the transfers ask for it,
 and the data phase starts when all its ports are free and lasts as long as its
@@ -25,6 +26,8 @@ class Item:
     kind: str
     """"command", "signal" or "wait"."""
     cycles: int = 0
+    """Of a command, its cycles; of a wait, the latency from its token's signal (a
+    token from another core)."""
     ports: tuple[tuple[str, int], ...] = ()
     """Of a DMA: the cycles its data phase needs each port it uses (the longest is the
     data phase; the rest of `cycles` is latency)."""
@@ -62,7 +65,7 @@ def schedule(queues: Sequence[Sequence[Item]]) -> int:
             if item.token not in tokens:
                 blocked.setdefault(item.token, []).append(queue)
                 return
-            time = max(time, tokens[item.token])
+            time = max(time, tokens[item.token] + item.cycles)
         elif item.kind == "command" and item.ports:
             time += item.cycles - item.data  # the moment it asks for its ports
         heapq.heappush(heap, (time, queue))

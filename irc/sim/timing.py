@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irc.targets.model import SCRATCH
+from irc.dialects import npu
 
 if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
@@ -159,16 +159,17 @@ def dma(target: Target, reads: Sequence[View], writes: Sequence[View]) -> Cost:
     latency = {True: 0, False: 0}
     for views, read in ((reads, True), (writes, False)):
         for view in views:
-            memory = target.memories[view.space]
+            sram = npu.is_sram(view.space)  # a core's own SRAM
+            memory = target.scratch if sram else target.memories[view.space]
             size = burst_bytes(view, memory.burst_bytes)
-            if view.space == SCRATCH and not read and not reads:
+            if sram and not read and not reads:
                 continue  # a fill of an SRAM frame alone: below
             rate = (
                 memory.read_bytes_per_cycle(clock) if read else memory.write_bytes_per_cycle(clock)
             )
             wait = memory.read_latency_cycles if read else memory.write_latency_cycles
             latency[read] = max(latency[read], wait)
-            if view.space == SCRATCH:
+            if sram:
                 # The local SRAM's banks take every transfer at once: its side only
                 # bounds this transfer's time.
                 local += size / rate

@@ -77,7 +77,6 @@ from irc.stream.scoreboard import OutOfBounds, Scoreboard, View
 from irc.targets import Target
 
 SRAM = npu.SRAM
-QUEUE_INDEX = {name: index for index, name in enumerate(npu.QUEUES)}
 
 MAC_STAGE_PROPERTIES = ("output_zero_point", "clamp_min", "clamp_max", "rounding")
 """The properties of a `tile.requantize` that a MAC command's output stage takes."""
@@ -218,7 +217,6 @@ class StreamLowering:
         # What the new function holds.
         self.prologue: list[Operation] = []
         self.views: dict[tuple[object, ...], SSAValue] = {}
-        self.sram_end = 0
         self.indices: dict[int, SSAValue] = {}
         self.stream: list[Operation] = []
         self.after: dict[int, list[Operation]] = {}
@@ -236,13 +234,19 @@ class StreamLowering:
         self.streaming_inputs: set[SSAValue] = set()
         self.held: list[_Dma] = []
         self._layout()
+        self.cores = target.cores.count
+        self.core = 0
+        """The core that runs the commands emitted now (`tile.on_core`)."""
+        srams = {npu.core_sram(core): target.scratch.size_bytes for core in range(self.cores)}
+        self.sram_ends: Counter[str] = Counter()
+        """The highest byte used of each core's SRAM."""
+        engines = self.cores * len(npu.QUEUES)
         self.board = Scoreboard(
-            {**self.planned_end, SRAM: target.scratch.size_bytes},
-            (self.weights_memory, self.weights_bytes),
+            {**self.planned_end, **srams}, (self.weights_memory, self.weights_bytes), engines
         )
         # Per queue, per command (1-based): its position in the stream and its clock.
-        self.positions: list[list[int]] = [[] for _ in npu.QUEUES]
-        self.clocks: list[list[np.ndarray]] = [[] for _ in npu.QUEUES]
+        self.positions: list[list[int]] = [[] for _ in range(engines)]
+        self.clocks: list[list[np.ndarray]] = [[] for _ in range(engines)]
         self.tokens: dict[tuple[int, int], int] = {}
 
     # ---- the layout of the system memories ------------------------------------------------
@@ -326,8 +330,8 @@ class StreamLowering:
         """The SSA view of `v` (one per distinct view, in the prologue)."""
         key = (v.space, v.address, v.shape, v.strides, element)
         if key not in self.views:
-            if v.space == SRAM:
-                self.sram_end = max(self.sram_end, v.address + v.extent)
+            if npu.is_sram(v.space):
+                self.sram_ends[v.space] = max(self.sram_ends[v.space], v.address + v.extent)
             buffer_type = _memref_type(v.space, v.shape, v.strides, element)
             op = npu.ViewOp.create(
                 properties={"address": IntegerAttr(v.address, i64)}, result_types=[buffer_type]
@@ -344,21 +348,35 @@ class StreamLowering:
             self.indices[value] = op.results[0]
         return self.indices[value]
 
+    def space_of(self, slot: Slot) -> str:
+        """The memory of a slot as the running core sees it: an SRAM buffer is in the
+        core's own SRAM (each core has its own, with the same buffers at the same
+        offsets: `tile.on_core`)."""
+        return npu.core_sram(self.core) if slot.space == SRAM else slot.space
+
+    def _copy_key(self, slot: Slot) -> tuple[str, tuple[int, ...]]:
+        return (self.space_of(slot), slot.addresses)
+
     def address_of(self, slot: Slot) -> int:
         """The current copy's address of a (double-buffered) slot."""
-        return slot.addresses[self.copy_of.get(slot.key, 0)]
+        return slot.addresses[self.copy_of.get(self._copy_key(slot), 0)]
 
     def whole(self, slot: Slot) -> View:
         """The view of a slot's current copy, whole."""
         return View(
-            slot.space, self.address_of(slot), slot.shape, _row_major(slot.shape), slot.dtype
+            self.space_of(slot),
+            self.address_of(slot),
+            slot.shape,
+            _row_major(slot.shape),
+            slot.dtype,
         )
 
     def renew(self, slot: Slot) -> None:
         """A command writes `slot` whole: a new tile goes to the other copy."""
         if len(slot.addresses) > 1 and self.double:
             # The first tile takes the first copy.
-            self.copy_of[slot.key] = 1 - self.copy_of.get(slot.key, 1)
+            key = self._copy_key(slot)
+            self.copy_of[key] = 1 - self.copy_of.get(key, 1)
 
     def box(
         self, slot: Slot, offsets: Sequence[int], sizes: Sequence[int], factors: Sequence[int] = ()
@@ -372,7 +390,7 @@ class StreamLowering:
             + sum(o * s for o, s in zip(offsets, strides)) * slot.dtype.itemsize
         )
         return View(
-            slot.space,
+            self.space_of(slot),
             address,
             tuple(sizes),
             tuple(s * f for s, f in zip(strides, factors)),
@@ -434,6 +452,8 @@ class StreamLowering:
                 for value in range(lower, upper, step):
                     self.env[body.args[0]] = value
                     self.walk([o for o in body.ops if not isinstance(o, scf.YieldOp)])
+            case tile.OnCoreOp():
+                self.on_core(op)
             case tile.AllocOp():
                 self.alloc(op)
             case tile.ToBufferOp():
@@ -485,6 +505,27 @@ class StreamLowering:
                 self.flush_pending()
                 self._flush_all_deferred()  # nothing is held past a host op
                 self.host_ops.append(op)
+
+    def on_core(self, op: tile.OnCoreOp) -> None:
+        """The body's commands on core `core`, its SRAM buffers in that core's SRAM."""
+        core = op.props().int("core") or 0
+        if core >= self.cores:
+            raise error(
+                f"the tile-level program runs a part on core {core}; {self.target.name} has "
+                f"{self.cores} {'core' if self.cores == 1 else 'cores'}",
+                op,
+                hint="plan the program for this target (plan-tiles, lower-to-tile)",
+            )
+        self.flush_pending()
+        self.flush_host()
+        self._flush_all_deferred()
+        self.core = core
+        try:
+            self.walk(list(op.body.block.ops))
+            self.flush_pending()
+            self._flush_all_deferred()
+        finally:
+            self.core = 0
 
     # ---- buffers ------------------------------------------------------------------------
 
@@ -566,7 +607,9 @@ class StreamLowering:
         writes: Sequence[View],
     ) -> None:
         """Add a command to the stream, with the waits it needs before it."""
-        queue = QUEUE_INDEX[op.queue()]
+        if self.core:
+            op.properties["core"] = IntegerAttr(self.core, i64)
+        queue = op.engine()
         try:
             conflicts = self.board.conflicts(queue, reads, writes)
         except OutOfBounds as problem:
@@ -586,11 +629,7 @@ class StreamLowering:
             other = max(sorted(latest), key=lambda q: scores[q])
             index = latest[other]
             token = self._signal_after(other, index)
-            self.stream.append(
-                npu.WaitOp.create(
-                    properties={"queue": QUEUE_NAMES[queue], "token": IntegerAttr(token, i64)}
-                )
-            )
+            self.stream.append(npu.WaitOp.create(properties=_sync_properties(queue, token)))
             self.stats.waits += 1
             self.board.wait(queue, self.clocks[other][index - 1])
             conflicts = self.board.conflicts(queue, reads, writes)
@@ -609,9 +648,7 @@ class StreamLowering:
             self.tokens[key] = token
             position = self.positions[queue][index - 1]
             self.after.setdefault(position, []).append(
-                npu.SignalOp.create(
-                    properties={"queue": QUEUE_NAMES[queue], "token": IntegerAttr(token, i64)}
-                )
+                npu.SignalOp.create(properties=_sync_properties(queue, token))
             )
             self.stats.signals += 1
         return self.tokens[key]
@@ -1077,15 +1114,33 @@ class StreamLowering:
         attributes[npu.WEIGHTS_BYTES_ATTR] = IntegerAttr(self.weights_bytes, i64)
         # The SRAM the program uses (up to its highest byte): a target with at least
         # that much runs it.
-        attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(
-            _align(self.sram_end, self.target.scratch.alignment_bytes), i64
-        )
+        alignment = self.target.scratch.alignment_bytes
+        attributes[npu.SRAM_BYTES_ATTR] = IntegerAttr(_align(self.sram_ends[SRAM], alignment), i64)
+        for core in range(1, self.cores):
+            space = npu.core_sram(core)
+            if self.sram_ends[space]:
+                size = _align(self.sram_ends[space], alignment)
+                attributes[npu.memory_bytes_attr(space)] = IntegerAttr(size, i64)
+        if self.cores > 1:
+            attributes[npu.CORES_ATTR] = IntegerAttr(self.cores, i64)
         attributes[npu.SRAM_ALIGNMENT_ATTR] = IntegerAttr(self.target.scratch.alignment_bytes, i64)
         attributes["npu.target"] = StringAttr(self.target.source)
 
 
 def _is_constant(op: Operation) -> bool:
     return isinstance(op, ConstantOp | QConstantOp)
+
+
+def _sync_properties(engine: int, token: int) -> dict[str, Attribute]:
+    """The properties of a signal or wait on engine queue `engine` about `token`."""
+    core, queue = divmod(engine, len(npu.QUEUES))
+    properties: dict[str, Attribute] = {
+        "queue": QUEUE_NAMES[queue],
+        "token": IntegerAttr(token, i64),
+    }
+    if core:
+        properties["core"] = IntegerAttr(core, i64)
+    return properties
 
 
 def _covers(slot: Slot, sizes: Sequence[int]) -> bool:

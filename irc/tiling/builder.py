@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -134,21 +134,36 @@ class LayerBuilder:
     def emit(self, dims: Sequence[Dim]) -> None:
         """The loop nest over `dims` with every action in place; SRAM allocations go
         before it. In a cascade, the nest is handed to it instead, to emit stripe by
-        stripe (`emit_once`, `emit_stripe`)."""
+        stripe (`emit_once`, `emit_stripe`). A plan on several cores splits the
+        outermost dimension of more than one tile (`core_shares`): each core's share
+        is a nest of its own, with its own SRAM buffers, in a `tile.on_core`."""
         if self.lowering.cascade is not None:
             self.lowering.cascade.register(self, dims)
             return
-        mark = len(self.em.stack[0])
-        self._nest(dims, {}, self.actions)
-        # The allocations go before everything of this layer.
-        self.em.stack[0][mark:mark] = self.prologue
+        shares = core_shares(dims, self.plan.cores)
+        if not shares:
+            mark = len(self.em.stack[0])
+            self._nest(dims, {}, self.actions)
+            # The allocations go before everything of this layer.
+            self.em.stack[0][mark:mark] = self.prologue
+            return
+        for core, share in enumerate(shares):
+            self.prologue, self.buffers, self.views = [], {}, {}
+            self.em.stack.append([])
+            self.em.constants.append({})
+            self.em.sums.append({})
+            self._nest([share if dim.name == share.name else dim for dim in dims], {}, self.actions)
+            body = self.em.stack.pop()
+            self.em.constants.pop()
+            self.em.sums.pop()
+            self.em.add(tile.OnCoreOp.build_on(core, [*self.prologue, *body]))
 
     def _nest(self, dims: Sequence[Dim], fixed: Bounds, actions: Sequence[_Action]) -> None:
         """Loops over the `dims` not `fixed`, with `actions` in place."""
         looped = [dim for dim in dims if dim.name not in fixed]
         names = [dim.name for dim in looped]
         # A dimension an action does not depend on is one whole tile.
-        whole = {dim.name: Bound(None, 0, dim.extent, dim.extent) for dim in dims}
+        whole = {dim.name: Bound(None, dim.start, dim.extent, dim.extent) for dim in dims}
 
         def level_of(action: _Action) -> int:
             return max((names.index(name) for name in action.depends if name in names), default=-1)
@@ -238,6 +253,38 @@ class LayerBuilder:
         self.lowering.copy_box(
             buffer, [0] * len(sizes), storage.buffer, self.offsets_of(storage, origins), sizes
         )
+
+
+SPLIT_DIMENSIONS = {"c": "output channels", "n": "batch", "h": "rows", "w": "columns"}
+"""What splitting a loop dimension across cores splits (a name of none of these: the
+rows of an elementwise pass or a matmul's leading axes)."""
+
+
+def split_dimension(dims: Sequence[Dim], cores: int) -> Dim | None:
+    """The dimension a layer on `cores` cores splits: the outermost of more than one
+    tile (never a split K, whose steps accumulate into one tile); None on one core or
+    when every dimension is one tile."""
+    if cores < 2:
+        return None
+    return next((dim for dim in dims if dim.name != "k" and dim.extent > dim.tile), None)
+
+
+def core_shares(dims: Sequence[Dim], cores: int) -> list[Dim]:
+    """Each core's share of the split dimension (`split_dimension`), as contiguous
+    runs of whole tiles, the larger shares first (the last one ends with the partial
+    tile, if any); [] when nothing is split."""
+    dim = split_dimension(dims, cores)
+    if dim is None:
+        return []
+    tiles = -(-dim.extent // dim.tile)
+    used = min(cores, tiles)
+    shares, start = [], dim.start
+    for core in range(used):
+        count = tiles // used + (core < tiles % used)
+        extent = min(count * dim.tile, dim.start + dim.extent - start)
+        shares.append(replace(dim, start=start, extent=extent))
+        start += extent
+    return shares
 
 
 def buffer_shape(buffer: SSAValue) -> list[int]:

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
+from itertools import product
 from typing import TYPE_CHECKING
 
 from irc.targets.model import SCRATCH
@@ -136,23 +137,47 @@ def _consumers(sources: Sequence[Sequence[int]]) -> list[list[int]]:
     return consumers
 
 
-def schedule(rows: Sequence[Rows], stripe: int, sources: Sources | None = None) -> Schedule:
-    """Each member's rows in each stripe of `stripe` rows of the last member's output:
-    every member computes, as late as it can, the rows its readers' stripes read."""
+def schedule(
+    rows: Sequence[Rows],
+    stripe: int,
+    sources: Sources | None = None,
+    span: tuple[int, int] | None = None,
+) -> Schedule:
+    """Each member's rows in each stripe of `stripe` rows of the last member's output
+    (of its rows [first, end) = `span`: one core's share, `core_spans`; all of them by
+    default): every member computes, as late as it can, the rows its readers' stripes
+    read, from the first row they read on (a core's share recomputes the rows it
+    reads that the share before also computes)."""
     sources = sources or chain_sources(len(rows))
     consumers = _consumers(sources)
-    last = rows[-1].out_h
+    first, last = span if span is not None else (0, rows[-1].out_h)
     done = [0] * len(rows)
+    done[-1] = first
+    for member in range(len(rows) - 2, -1, -1):
+        done[member] = min(rows[reader].first(done[reader]) for reader in consumers[member])
     stripes: list[tuple[tuple[int, int], ...]] = []
-    for index in range(-(-last // stripe)):
+    for index in range(-(-(last - first) // stripe)):
         ends = [0] * len(rows)
-        ends[-1] = min(last, (index + 1) * stripe)
+        ends[-1] = min(last, first + (index + 1) * stripe)
         for member in range(len(rows) - 2, -1, -1):
             needed = max(rows[reader].end(ends[reader]) for reader in consumers[member])
             ends[member] = max(done[member], needed)
         stripes.append(tuple((start, end - start) for start, end in zip(done, ends)))
         done = ends
     return tuple(stripes)
+
+
+def core_spans(rows: int, stripe: int, cores: int) -> list[tuple[int, int]]:
+    """Each core's share of a cascade's `rows` output rows in stripes of `stripe`: runs
+    of whole stripes, the larger first, on at most one core a stripe."""
+    stripes = -(-rows // stripe)
+    used = min(cores, stripes)
+    spans, start = [], 0
+    for core in range(used):
+        end = min(rows, start + (stripes // used + (core < stripes % used)) * stripe)
+        spans.append((start, end))
+        start = end
+    return spans
 
 
 def rolling_rows(
@@ -261,6 +286,9 @@ class CascadePlan:
     compulsory traffic through the busiest port: its inputs from memory read once,
     every weight once, its output written once (not the members' own bounds, whose
     sum counts the intermediate tensors it keeps on chip)."""
+    cores: int = 1
+    """The cores the cascade runs on: each runs its share of the stripes
+    (`core_spans`) with rolling buffers of its own."""
 
 
 def _options(member: Member, rows: int, target: Target) -> list[tuple[Tile, bool]]:
@@ -516,40 +544,55 @@ def _part_of(
     )  # fmt: skip
 
 
-def _total(parts: Sequence[_Part]) -> int:
-    """A cascade's cycles from its members' parts: the double-buffered members' loads,
-    compute and stores overlap (one queue each, and each port's transfers taking
-    turns), a single-buffered member's take turns with everything; plus the first
-    stripe's loads and the last one's store, which nothing hides."""
-    overlapped = [part for part in parts if part.double]
+def _total(per_core: Sequence[Sequence[_Part]], latency: int = 0) -> int:
+    """A cascade's cycles from its members' parts on each core it runs on: the
+    double-buffered members' loads, compute and stores overlap (one queue each, and
+    each port's transfers taking turns: the cores share the ports), a single-buffered
+    member's take turns with everything; plus the first stripe's loads and the last
+    one's store, which nothing hides; on several cores, the busiest core's, and the
+    `latency` of the signals to and from the cascade's neighbours."""
     ports: dict[str, int] = {}
-    for part in overlapped:
-        for port, cycles in part.ports:
-            ports[port] = ports.get(port, 0) + cycles
-    busiest = max(
-        sum(part.compute for part in overlapped),
-        sum(part.load for part in overlapped),
-        sum(part.weight_load for part in overlapped),
-        sum(part.store for part in overlapped),
-        *ports.values(),
-    )
-    serial = sum(part.time for part in parts if not part.double)
-    return busiest + serial + sum(part.first + part.last for part in parts)
+    busiest = serial = edges = 0
+    for parts in per_core:
+        overlapped = [part for part in parts if part.double]
+        for part in overlapped:
+            for port, cycles in part.ports:
+                ports[port] = ports.get(port, 0) + cycles
+        busiest = max(
+            busiest,
+            sum(part.compute for part in overlapped),
+            sum(part.load for part in overlapped),
+            sum(part.weight_load for part in overlapped),
+            sum(part.store for part in overlapped),
+        )
+        serial = max(serial, sum(part.time for part in parts if not part.double))
+        edges = max(edges, sum(part.first + part.last for part in parts))
+    across = 2 * latency if len(per_core) > 1 else 0
+    return max([busiest, *ports.values()]) + serial + edges + across
 
 
 def plan_cascade(
-    members: Sequence[Member], target: Target, stripe: int, sources: Sources | None = None
+    members: Sequence[Member],
+    target: Target,
+    stripe: int,
+    sources: Sources | None = None,
+    cores: int = 1,
 ) -> CascadePlan | None:
-    """The cascade of `members` in stripes of `stripe` rows, its tiles chosen to fit
-    the SRAM beside the rolling buffers; None if nothing fits.
+    """The cascade of `members` in stripes of `stripe` rows, on `cores` cores (each its
+    share of the stripes, `core_spans`), its tiles chosen to fit the SRAM beside the
+    rolling buffers; None if nothing fits.
 
     Each member starts with its best option (`_options`); while the members need more
     SRAM than there is, the member whose next smaller option costs the fewest extra
     cycles per byte it saves takes it."""
     sources = sources or chain_sources(len(members))
     rows = [member.rows for member in members]
-    stripes = schedule(rows, stripe, sources)
-    rolling = rolling_rows(rows, stripes, sources)
+    spans = core_spans(rows[-1].out_h, stripe, cores)
+    schedules = [schedule(rows, stripe, sources, span) for span in spans]
+    stripes = tuple(stripe for core in schedules for stripe in core)
+    rolling = [
+        max(needed) for needed in zip(*(rolling_rows(rows, core, sources) for core in schedules))
+    ]
     alignment = target.scratch.alignment_bytes
     rolling_bytes = [
         _align(r * m.width * m.channels * m.layer.out_bytes, alignment)
@@ -572,18 +615,26 @@ def plan_cascade(
             return None
         options.append([option for option, _ in fitting])
         sizes.append([size for _, size in fitting])
-    parts: dict[tuple[int, int], tuple[_Part, str]] = {}
+    parts: dict[tuple[int, int], tuple[tuple[_Part, ...], str]] = {}
 
-    def part_of(index: int, option: int) -> tuple[_Part, str]:
-        """The member's part with this option, in its better loop order (the faster, or
-        of two as fast the one that moves fewer bytes)."""
+    def part_of(index: int, option: int) -> tuple[tuple[_Part, ...], str]:
+        """The member's part on each core with this option, in its better loop order
+        (the faster, or of two as fast the one that moves fewer bytes)."""
         if (index, option) not in parts:
             member, (tile, double) = members[index], options[index][option]
             position = (index, last_index, len(sources[index]))
             orders = ("weights", "input") if member.layer.has_weights else ("input",)
+            candidates = [
+                (
+                    tuple(
+                        _part(member, position, tile, double, o, core, target) for core in schedules
+                    ),
+                    o,
+                )
+                for o in orders
+            ]
             parts[index, option] = min(
-                ((_part(member, position, tile, double, o, stripes, target), o) for o in orders),
-                key=lambda candidate: (candidate[0].time, candidate[0].read + candidate[0].written),
+                candidates, key=lambda candidate: (_time(candidate[0]), _moved(candidate[0]))
             )
         return parts[index, option]
 
@@ -597,8 +648,8 @@ def plan_cascade(
             if sizes[index][option] < size:
                 now, then = part_of(index, chosen[index])[0], part_of(index, option)[0]
                 saved = size - sizes[index][option]
-                moved = then.read + then.written - now.read - now.written
-                return ((then.time - now.time) / saved, moved / saved), index, option
+                moved = _moved(then) - _moved(now)
+                return ((_time(then) - _time(now)) / saved, moved / saved), index, option
         return None
 
     steps = [step(index) for index in range(len(members))]
@@ -612,7 +663,8 @@ def plan_cascade(
         chosen[index] = option
         steps[index] = step(index)
     picked = [(*options[i][chosen[i]], *part_of(i, chosen[i])) for i in range(len(members))]
-    member_parts = [part for _, _, part, _ in picked]
+    per_core = [[part[core] for _, _, part, _ in picked] for core in range(len(schedules))]
+    every = [part for core in per_core for part in core]
     offsets: list[tuple[int, int]] = []
     cursor = 0
     for r, size_bytes in zip(rolling[:last_index], rolling_bytes):
@@ -622,10 +674,27 @@ def plan_cascade(
     tiles = tuple((tile, double, order) for tile, double, _, order in picked)
     return CascadePlan(
         tuple(members), sources, stripe, stripes, tuple(offsets), tiles, cursor,
-        _total(member_parts), sum(part.read for part in member_parts),
-        sum(part.written for part in member_parts), sum(part.compute for part in member_parts),
-        cascade_bound(members, sources, target),
+        _total(per_core, target.cores.sync_latency_cycles),
+        sum(part.read for part in every), sum(part.written for part in every),
+        sum(part.compute for part in every),
+        cascade_bound(members, sources, target), len(schedules),
     )  # fmt: skip
+
+
+def _time(parts: Sequence[_Part]) -> int:
+    """A member's time on the cores it runs on (the busiest core's)."""
+    return max(part.time for part in parts)
+
+
+def _moved(parts: Sequence[_Part]) -> int:
+    """The bytes a member moves on all its cores."""
+    return sum(part.read + part.written for part in parts)
+
+
+def splits_by_rows(members: Sequence[Member]) -> bool:
+    """Whether a cascade may be split across cores by its output rows: every member
+    computes rows from rows (none reduces all of them into one: a global pool)."""
+    return all(member.rows.out_h > 1 for member in members)
 
 
 def cascade_bound(members: Sequence[Member], sources: Sources, target: Target) -> int:
@@ -659,12 +728,18 @@ def stripe_heights(rows: int) -> list[int]:
 def best_cascade(
     members: Sequence[Member], target: Target, sources: Sources | None = None
 ) -> CascadePlan | None:
-    """The fastest cascade of `members` over the stripe heights (ties: less traffic,
-    then less SRAM), None if none fits."""
+    """The fastest cascade of `members` over the stripe heights, on one core or (on a
+    target of several, when it splits by rows into several stripes) on all of them
+    (ties: less traffic, then less SRAM), None if none fits."""
     sources = sources or chain_sources(len(members))
     best: CascadePlan | None = None
-    for stripe in stripe_heights(members[-1].rows.out_h):
-        plan = plan_cascade(members, target, stripe, sources)
+    counts = [1]
+    if target.cores.count > 1 and splits_by_rows(members):
+        counts.append(target.cores.count)
+    for stripe, cores in product(stripe_heights(members[-1].rows.out_h), counts):
+        if cores > 1 and stripe >= members[-1].rows.out_h:
+            continue  # one stripe: nothing to share
+        plan = plan_cascade(members, target, stripe, sources, cores)
         if plan is None:
             continue
         rank = (plan.cycles, plan.ddr_read + plan.ddr_written, plan.sram_bytes)
@@ -767,7 +842,8 @@ def force(
 ) -> list[tuple[int, CascadePlan]]:
     """Every cascade that fits with stripes of `stripe` rows (at most the last
     member's rows), whatever its cost: from each candidate on, the longest run that
-    forms one (see `choose`); for tests and experiments."""
+    forms one (see `choose`), on every core of the target when it splits by rows
+    (`splits_by_rows`); for tests and experiments."""
     readers = _consumers(reads)
     formed: list[tuple[int, CascadePlan]] = []
     start = 0
@@ -777,7 +853,10 @@ def force(
             if sources is None:
                 continue
             height = min(stripe, candidates[end - 1].rows.out_h)
-            plan = plan_cascade(candidates[start:end], target, height, sources)
+            members = candidates[start:end]
+            # On several cores, split across them (when it splits into stripes).
+            cores = target.cores.count if splits_by_rows(members) else 1
+            plan = plan_cascade(members, target, height, sources, cores)
             if plan is not None:
                 formed.append((start, plan))
                 start = end

@@ -66,7 +66,7 @@ from irc.dialects import nn, tile
 from irc.dialects.quant import quantized_element
 from irc.targets.model import SCRATCH
 from irc.tiling import memory
-from irc.tiling.cascade import CASCADE_ATTR, Rows, Run, runs, schedule
+from irc.tiling.cascade import CASCADE_ATTR, Rows, Run, Schedule, core_spans, runs, schedule
 from irc.tiling.planner import (
     FORCE_ATTR,
     PLAN_ATTR,
@@ -163,11 +163,13 @@ class Bound:
 
 @dataclass(frozen=True)
 class Dim:
-    """A dimension to tile: `extent` elements in tiles of `tile`."""
+    """A dimension to tile: `extent` elements from `start` on, in tiles of `tile`."""
 
     name: str
     extent: int
     tile: int
+    start: int = 0
+    """The first element (a core's share of a dimension split across cores)."""
 
 
 class Emitter:
@@ -282,11 +284,11 @@ class Emitter:
                 leave(level, inner)
 
             if full == 1:
-                body(Bound(None, 0, dim.tile, dim.tile))
+                body(Bound(None, dim.start, dim.tile, dim.tile))
             elif full > 1:
-                self.loop(full, lambda index: body(Bound(index, 0, dim.tile, dim.tile)))
+                self.loop(full, lambda index: body(Bound(index, dim.start, dim.tile, dim.tile)))
             if rest:
-                body(Bound(None, full * dim.tile, dim.tile, rest))
+                body(Bound(None, dim.start + full * dim.tile, dim.tile, rest))
 
         visit(0, {})
         return bodies
@@ -835,7 +837,17 @@ class FunctionLowering:
         staged = recorded.data.get("staged") == BoolAttr.from_bool(True)
         if isinstance(order, StringAttr) and order.data in ("weights", "input"):
             plan = replace(plan, order="weights" if order.data == "weights" else "input")
-        return replace(plan, staged=staged)
+        # The cores plan-tiles split the layer across (one when it recorded none).
+        cores = recorded.data.get("cores")
+        count = int(cores.value.data) if isinstance(cores, IntegerAttr) else 1
+        if count > self.target.cores.count:
+            raise error(
+                f"the layer's plan splits it across {count} cores; {self.target.name} has "
+                f"{self.target.cores.count}",
+                op,
+                hint="plan the layer for this target (plan-tiles)",
+            )
+        return replace(plan, staged=staged, cores=count)
 
 
 def lower_function(function: FuncOp, target: Target, rules: LoweringRules) -> Statistics:
@@ -974,6 +986,15 @@ class CascadeEmission:
         assert all(isinstance(a, DictionaryAttr) for a in attributes)
         self.attributes: list[DictionaryAttr] = attributes  # type: ignore[assignment]
         self.stripe = _int(self.attributes[0], "stripe")
+        cores = self.attributes[0].data.get("cores")
+        self.cores = int(cores.value.data) if isinstance(cores, IntegerAttr) else 1
+        if self.cores > lowering.target.cores.count:
+            raise error(
+                f"the cascade's plan runs it on {self.cores} cores; {lowering.target.name} "
+                f"has {lowering.target.cores.count}",
+                members[-1],
+                hint="plan the cascade for this target (plan-tiles)",
+            )
         self.windows = [Rows(*_ints(a, "window")) for a in self.attributes]
         self.sources = tuple(tuple(_ints(a, "reads")) for a in self.attributes)
         em = lowering.emitter
@@ -1000,10 +1021,44 @@ class CascadeEmission:
         self.nests[self.current] = (nest, list(dims))
 
     def emit(self) -> None:
-        """The cascade's ops, into the lowering's emitter (see the class docstring)."""
+        """The cascade's ops, into the lowering's emitter (see the class docstring). On
+        several cores (`cores` in its `irc.cascade`), each core's share of the stripes
+        (`core_spans`) in a `tile.on_core`, with its own loads of what stays for the
+        whole cascade; the buffers, allocated before, are each core's own (in its
+        SRAM)."""
         em = self.lowering.emitter
-        stripes = schedule(self.windows, self.stripe, self.sources)
         mark = len(em.stack[0])
+        spans = core_spans(self.windows[-1].out_h, self.stripe, self.cores)
+        if self.cores == 1:
+            self._emit_stripes(schedule(self.windows, self.stripe, self.sources))
+        for core, span in enumerate(spans if self.cores > 1 else []):
+            em.stack.append([])
+            em.constants.append({})
+            em.sums.append({})
+            self._emit_stripes(schedule(self.windows, self.stripe, self.sources, span))
+            body = em.stack.pop()
+            em.constants.pop()
+            em.sums.pop()
+            em.add(tile.OnCoreOp.build_on(core, body))
+        # Every member's SRAM buffers before the cascade's first op (after the rolling
+        # buffers), in its location.
+        allocations: list[Operation] = []
+        for op in self.members:
+            nest, _ = self.nests[op]
+            for alloc in nest.prologue:
+                alloc.location = op.location
+            allocations += nest.prologue
+        em.stack[0][mark:mark] = allocations
+        # The loops and their index arithmetic: the last member's location.
+        for emitted in em.stack[0]:
+            for nested in emitted.walk():
+                if isinstance(nested.location, UnknownLoc):
+                    nested.location = self.members[-1].location
+
+    def _emit_stripes(self, stripes: Schedule) -> None:
+        """The loads that stay for the whole cascade, `stripes` (each run of alike
+        stripes a loop), then what runs after them."""
+        em = self.lowering.emitter
         for op in self.members:
             nest, dims = self.nests[op]
             self._as(op, nest.emit_once, dims, _row_dim(dims), False)
@@ -1026,20 +1081,6 @@ class CascadeEmission:
         for op in self.members:
             nest, dims = self.nests[op]
             self._as(op, nest.emit_once, dims, _row_dim(dims), True)
-        # Every member's SRAM buffers before the cascade's first op (after the rolling
-        # buffers), in its location.
-        allocations: list[Operation] = []
-        for op in self.members:
-            nest, _ = self.nests[op]
-            for alloc in nest.prologue:
-                alloc.location = op.location
-            allocations += nest.prologue
-        em.stack[0][mark:mark] = allocations
-        # The loops and their index arithmetic: the last member's location.
-        for emitted in em.stack[0]:
-            for nested in emitted.walk():
-                if isinstance(nested.location, UnknownLoc):
-                    nested.location = self.members[-1].location
 
     def _as(self, op: Operation, emit: Callable[..., None], *arguments: object) -> None:
         """Run `emit(*arguments)`; the ops it adds to the current block take `op`'s

@@ -256,6 +256,16 @@ class Plan:
     """The layer's weights are copied whole into the fastest memory of activations
     while the layer before runs (`LayerModel.stage_memory`), and its tiles load them
     from there."""
+    cores: int = 1
+    """The NPU cores the layer runs on: its outermost dimension of several tiles
+    (`split`) is cut into one share a core (irc/tiling/builder.py, `core_shares`)."""
+    split: str = ""
+    """What the cores' shares cut (`SPLITS`: "output channels", "rows", ...), on
+    several cores."""
+    one_core_cycles: int = 0
+    """The estimated cycles of the same tile on one core (= `cycles` on one)."""
+    cores_note: str = ""
+    """On a target of several cores, why the layer runs on the cores it does."""
 
     @property
     def tile_count(self) -> int:
@@ -470,6 +480,10 @@ class _Cost:
     written: int = 0
     ports: dict[str, int] = field(default_factory=dict)
     """The DMA cycles each port carries (loads and stores through its memories)."""
+    inputs: tuple[int, int] = (0, 0)
+    """Of the loads: the input's (cycles, bytes)."""
+    weights: tuple[int, int] = (0, 0)
+    """Of the loads: the weights' (cycles, bytes), on whichever queue."""
 
     def carry(self, port: str, cycles: int) -> None:
         self.ports[port] = self.ports.get(port, 0) + cycles
@@ -787,6 +801,10 @@ class LayerModel:
             total.carry(self.input_memory.port, round(in_count * in_cycles))
             if not self.input_memory.local:
                 total.read += round(in_count * in_bytes)
+            total.inputs = (
+                total.inputs[0] + round(in_count * in_cycles),
+                total.inputs[1] + round(in_count * in_bytes),
+            )
             if layer.has_weights:
                 w_count = count / spatial_tiles if order == "weights" and not split else count
                 if staged:
@@ -805,6 +823,10 @@ class LayerModel:
                     total.load += round(w_count * w_cycles)
                 total.carry(self.weight_memory.port, round(w_count * w_cycles))
                 total.read += round(w_count * w_bytes)
+                total.weights = (
+                    total.weights[0] + round(w_count * w_cycles),
+                    total.weights[1] + round(w_count * w_bytes),
+                )
             out_cycles, out_bytes = self.output_dma(h, w, ch)
             total.store += (count // kc) * out_cycles
             total.carry(self.output_memory.port, (count // kc) * out_cycles)
@@ -906,14 +928,15 @@ class LayerModel:
     @cached_property
     def ideal_compute(self) -> int:
         """The layer's compute at the ideal rate: every MAC of the array (or lane of
-        the vector unit) busy every cycle."""
+        the vector unit) of every core busy every cycle."""
         layer, array = self.layer, self.target.mac_array
         if layer.engine == "mac":
             compute = math.ceil(layer.macs / array.macs_per_cycle)
         else:
             elements = layer.batch * layer.out_h * layer.out_w * layer.out_c
             compute = math.ceil(elements * layer.vector_reads / self.target.vector_unit.lanes)
-        return compute * self.target.data_types.activation_cycles(layer.sixteen)
+        compute *= self.target.data_types.activation_cycles(layer.sixteen)
+        return math.ceil(compute / self.target.cores.count)
 
     def compulsory(self, inputs: int | None = None, output: bool = True) -> dict[str, float]:
         """The cycles of the layer's compulsory traffic through each port: `inputs` of
@@ -966,23 +989,35 @@ class LayerModel:
             ("weights", "input") if layer.has_weights else ("input",)
         )
         stagings = (False, True) if self.stage_memory is not None else (False,)
+        counts = (
+            layer.batch * -(-layer.out_h // tile.rows),
+            -(-layer.out_w // tile.columns),
+            -(-layer.out_c // tile.channels),
+            -(-self.full_depth // tile.depth),
+        )
         for order, staged in product(orders, stagings):
             cost = self.cost(tile, order, staged)
-            if double:
-                # Loads and stores overlap compute; they take turns on a port they
-                # share (all of them, when one memory holds everything).
-                first, last = self.first_and_last(tile, staged)
-                cycles = max(cost.compute, cost.transfers) + first + last
-                if cost.compute >= cost.transfers:
-                    cycles += self.store_backlog(tile)
-            else:
-                cycles = cost.compute + cost.load + cost.weight_load + cost.store
-            counts = (
-                layer.batch * -(-layer.out_h // tile.rows),
-                -(-layer.out_w // tile.columns),
-                -(-layer.out_c // tile.channels),
-                -(-self.full_depth // tile.depth),
-            )
+            cycles = self.cycles(tile, cost, double, staged)
+            one_core, read, note = cycles, cost.read, ""
+            split, cores = self.split(tile, order, counts)
+            if cores > 1:
+                part = self._share(cost, order, split, cores, counts)
+                split_cycles = self.cycles(tile, part, double, staged)
+                split_cycles += 2 * self.target.cores.sync_latency_cycles
+                if split_cycles < cycles:
+                    cycles, read = split_cycles, part.read
+                    note = (
+                        f"split over {split} on {cores} cores: {split_cycles:,} estimated "
+                        f"cycles against {one_core:,} on one"
+                    )
+                else:
+                    note = (
+                        f"one core: split over {split} it would take {split_cycles:,} "
+                        f"estimated cycles against {one_core:,}"
+                    )
+                    split, cores = "", 1
+            elif self.target.cores.count > 1:
+                note = "one core: one tile, nothing to split"
             plan = Plan(
                 layer,
                 tile,
@@ -991,7 +1026,7 @@ class LayerModel:
                 double,
                 buffers,
                 sum(buffers.values()),
-                cost.read,
+                read,
                 cost.written,
                 cost.compute,
                 cost.load + cost.weight_load,
@@ -999,11 +1034,98 @@ class LayerModel:
                 cycles,
                 self.lower_bound,
                 staged=staged,
+                cores=cores,
+                split=split,
+                one_core_cycles=one_core,
+                cores_note=note,
             )
             if best is None or _rank(plan) < _rank(best):
                 best = plan
         assert best is not None
         return best
+
+    def cycles(self, tile: Tile, cost: _Cost, double: bool, staged: bool) -> int:
+        """The layer's time with these costs (of one core's share, on several)."""
+        if not double:
+            return cost.compute + cost.load + cost.weight_load + cost.store
+        # Loads and stores overlap compute; they take turns on a port they share (all
+        # of them, when one memory holds everything).
+        first, last = self.first_and_last(tile, staged)
+        cycles = max(cost.compute, cost.transfers) + first + last
+        if cost.compute >= cost.transfers:
+            cycles += self.store_backlog(tile)
+        return cycles
+
+    def _share(
+        self, cost: _Cost, order: str, split: str, cores: int, counts: tuple[int, int, int, int]
+    ) -> _Cost:
+        """One core's part of `cost` when the layer is split `split` over `cores`: its
+        queues run its share of the tiles; the ports, which the cores share, carry
+        everything, and what every core loads whole (the weights of a split over
+        pixels when they are stationary, the input of a split over output channels
+        when it is) is loaded by each core."""
+        figures = self.shares(Tile(1, 1, 1, 1), order, counts)
+        assert figures is not None
+        share = figures[0]
+        layer = self.layer
+        part = _Cost(
+            round(cost.compute * share),
+            round(cost.load * share),
+            round(cost.weight_load * share),
+            round(cost.store * share),
+            cost.read,
+            cost.written,
+            dict(cost.ports),
+        )
+        shared_input = layer.kind == "conv" and layer.groups == 1 and counts[3] == 1
+        if order == "weights" and split != "output channels" and layer.has_weights:
+            (cycles, size), memory = cost.weights, self.weight_memory
+            on_stream = self.weight_stream
+        elif order == "input" and split == "output channels" and shared_input:
+            (cycles, size), memory = cost.inputs, self.input_memory
+            on_stream = False
+        else:
+            return part
+        # Each core loads all of it, not its share.
+        extra = cycles - round(cycles * share)
+        if on_stream:
+            part.weight_load += extra
+        else:
+            part.load += extra
+        part.carry(memory.port, (cores - 1) * cycles)
+        part.read += (cores - 1) * size
+        return part
+
+    def split(self, tile: Tile, order: str, counts: tuple[int, int, int, int]) -> tuple[str, int]:
+        """What a plan on the target's cores splits (`SPLITS`) and on how many cores
+        (one per tile of it at most); ("", 1) on one core or when nothing splits."""
+        shares = self.shares(tile, order, counts)
+        return ("", 1) if shares is None else (shares[1], shares[2])
+
+    def shares(
+        self, tile: Tile, order: str, counts: tuple[int, int, int, int]
+    ) -> tuple[float, str, int] | None:
+        """On the target's cores: the share of the layer's tiles the busiest core runs,
+        what the split cuts and how many cores it uses. The split dimension is the
+        loop nest's outermost of several tiles (irc/tiling/builder.py,
+        `split_dimension`): the output channels first in a weights-stationary order,
+        the batch, rows, then columns first in an input-stationary one."""
+        cores = self.target.cores.count
+        if cores < 2:
+            return None
+        layer = self.layer
+        spatial = [
+            ("batch", layer.batch),
+            ("rows", counts[0] // layer.batch),
+            ("columns", counts[1]),
+        ]
+        channels = [("output channels", counts[2])]
+        dims = channels + spatial if order == "weights" else spatial + channels
+        for name, count in dims:
+            if count > 1:
+                used = min(cores, count)
+                return -(-count // used) / count, name, used
+        return None
 
     # ---- candidates -------------------------------------------------------------------
 
@@ -1033,6 +1155,12 @@ class LayerModel:
 
 CYCLE_TOLERANCE = 0.01
 """Plans within this fraction of the fastest count as equally fast."""
+
+
+SPLITS = ("output channels", "batch", "rows", "columns")
+"""What a layer split across cores cuts into one share a core: its output channels
+(each core its share of the weights, all of the input), or its batch, rows or columns
+(all of the weights, its share of the input)."""
 
 
 def _choose(plans: list[Plan]) -> Plan:

@@ -71,6 +71,7 @@ class FormedCascade:
             "members": list(self.names),
             "stripe": plan.stripe,
             "stripes": len(plan.stripes),
+            "cores": plan.cores,
             "rolling_rows": [rows for _, rows in plan.rolling],
             "sram_bytes": plan.sram_bytes,
             "cycles": plan.cycles,
@@ -129,6 +130,8 @@ class TilingReport:
                 "tile": [plan.tile.rows, plan.tile.columns, plan.tile.channels, plan.tile.depth],
                 "tiles": list(plan.counts),
                 "order": plan.order,
+                "cores": plan.cores,
+                "split": plan.split,
                 "double_buffered": plan.double_buffered,
                 "sram_bytes": plan.sram_bytes,
                 "buffers": plan.buffers,
@@ -219,7 +222,9 @@ class TilingReport:
             rolling = ", ".join(str(rows) for _, rows in formed.rolling)
             lines.append(
                 f"  {' -> '.join(cascade.names)}: {len(formed.stripes)} stripes of "
-                f"{formed.stripe} rows, rolling buffers of {rolling} rows, SRAM "
+                f"{formed.stripe} rows"
+                f"{f' on {formed.cores} cores' if formed.cores > 1 else ''}, rolling buffers "
+                f"of {rolling} rows, SRAM "
                 f"{formed.sram_bytes}; {formed.cycles} cycles against "
                 f"{formed.separate_cycles} apart, {formed.ddr_read + formed.ddr_written} "
                 f"bytes moved against {formed.separate_bytes}"
@@ -276,6 +281,17 @@ def _plan_attribute(plan: Plan) -> DictionaryAttr:
             # The weights copied into the fastest memory of activations (only when so,
             # which keeps other plans' attributes as they were).
             **({"staged": BoolAttr.from_bool(True)} if plan.staged else {}),
+            # Split across cores (only on several: one-core plans keep their
+            # attributes), with what the split cuts and the one-core estimate.
+            **(
+                {
+                    "cores": IntegerAttr(plan.cores, i64),
+                    "split": StringAttr(plan.split),
+                    "one_core_cycles": IntegerAttr(plan.one_core_cycles, i64),
+                }
+                if plan.cores > 1
+                else {}
+            ),
         }
     )
 
@@ -483,6 +499,8 @@ def _cascade_attribute(plan: CascadePlan, group: int, index: int) -> DictionaryA
     }
     if index < len(plan.rolling):
         entries["rolling"] = DenseArrayBase.from_list(i64, list(plan.rolling[index]))
+    if plan.cores > 1:
+        entries["cores"] = IntegerAttr(plan.cores, i64)
     return DictionaryAttr(entries)
 
 

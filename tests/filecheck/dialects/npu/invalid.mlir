@@ -785,3 +785,37 @@ func.func @lrn_table() attributes {npu.sram_bytes = 4096} {
   npu.lrn %x, %t, %x {size = 5, multiplier = 1342172247, shift = 27} : memref<4x16xi8, "sram">, memref<224xi32, "sram">, memref<4x16xi8, "sram">
   func.return
 }
+
+// -----
+
+// ---- cores -------------------------------------------------------------------------------
+
+func.func @other_cores_sram() attributes {npu.cores = 2, npu.ddr_bytes = 64, npu.sram_bytes = 64} {
+  %d = npu.view ddr[0] : memref<16xi8, "ddr">
+  %s = npu.view sram1[0] : memref<16xi8, "sram1">
+  // expected-error @+1 {{npu.dma on core 0 uses sram1, another core's SRAM: a core reaches its own SRAM (sram) and the system memories}}
+  npu.dma %d to %s : memref<16xi8, "ddr">, memref<16xi8, "sram1">
+  func.return
+}
+
+// -----
+
+func.func @core_beyond_the_program() attributes {npu.cores = 2} {
+  // expected-error @+1 {{npu.signal runs on core 2; the program has 2 cores (npu.cores)}}
+  npu.signal {core = 2 : i64, queue = "mac", token = 0}
+  func.return
+}
+
+// -----
+
+func.func @host_0(%a: tensor<4xi8>) -> tensor<4xi8> {
+  func.return %a : tensor<4xi8>
+}
+
+func.func @host_call_on_core_1() attributes {npu.cores = 2, npu.ddr_bytes = 64} {
+  %a = npu.view ddr[0] : memref<4xi8, "ddr">
+  %b = npu.view ddr[4] : memref<4xi8, "ddr">
+  // expected-error @+1 {{a host call runs on the host, which the cores share: core 0}}
+  npu.host_call @host_0(%a) -> (%b) {core = 1 : i64} : (memref<4xi8, "ddr">) -> (memref<4xi8, "ddr">)
+  func.return
+}

@@ -282,3 +282,34 @@ func.func @memory_hierarchy(%x: tensor<64xi8>) -> tensor<64xi8> attributes {npu.
   %y = npu.read %a : memref<64xi8, "system_sram"> to tensor<64xi8>
   func.return %y : tensor<64xi8>
 }
+
+// Two cores (npu.cores): core 1's commands and synchronisation name it, and use its
+// own SRAM, `sram1`; a token signalled on core 1 and waited for on core 0 orders the
+// two cores.
+// CHECK-LABEL: func.func @two_cores
+// CHECK-SAME: npu.cores = 2 : i64
+func.func @two_cores(%x: tensor<64xi8>) -> tensor<64xi8> attributes {npu.cores = 2, npu.ddr_bytes = 256, npu.sram_bytes = 64, npu.sram1_bytes = 64, npu.sram_alignment = 64} {
+  %a = npu.view ddr[0] : memref<64xi8, "ddr">
+  %b = npu.view ddr[64] : memref<64xi8, "ddr">
+  // CHECK: %s1 = npu.view sram1[0] : memref<64xi8, "sram1">
+  %s1 = npu.view sram1[0] : memref<64xi8, "sram1">
+  %s0 = npu.view sram[0] : memref<64xi8, "sram">
+  npu.place %x into %a : tensor<64xi8>, memref<64xi8, "ddr">
+  // CHECK: npu.dma %a to %s1 {core = 1} : memref<64xi8, "ddr">, memref<64xi8, "sram1">
+  npu.dma %a to %s1 {core = 1 : i64} : memref<64xi8, "ddr">, memref<64xi8, "sram1">
+  // CHECK-NEXT: npu.signal {core = 1, queue = "dma_in", token = 0}
+  npu.signal {core = 1 : i64, queue = "dma_in", token = 0}
+  // CHECK-NEXT: npu.wait {core = 1, queue = "vector", token = 0}
+  npu.wait {core = 1 : i64, queue = "vector", token = 0}
+  // CHECK-NEXT: npu.clamp %s1, %s1 {clamp_min = 0, core = 1} : memref<64xi8, "sram1">, memref<64xi8, "sram1">
+  npu.clamp %s1, %s1 {clamp_min = 0 : i64, core = 1 : i64} : memref<64xi8, "sram1">, memref<64xi8, "sram1">
+  npu.dma %s1 to %b {core = 1 : i64} : memref<64xi8, "sram1">, memref<64xi8, "ddr">
+  npu.signal {core = 1 : i64, queue = "dma_out", token = 1}
+  // Core 0 waits for core 1's store.
+  // CHECK: npu.wait {queue = "dma_in", token = 1}
+  npu.wait {queue = "dma_in", token = 1}
+  npu.dma %b to %s0 : memref<64xi8, "ddr">, memref<64xi8, "sram">
+  npu.end
+  %y = npu.read %b : memref<64xi8, "ddr"> to tensor<64xi8>
+  func.return %y : tensor<64xi8>
+}

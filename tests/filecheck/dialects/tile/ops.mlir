@@ -189,3 +189,20 @@ func.func @resize_window(%x: memref<1x6x66x8xi8, "sram">, %y: memref<1x8x128x8xi
   tile.resize %x, %y[%oy, %ox, %iy, %ix] {axes = [1, 2], scales = array<f32: 2.0, 2.0>, input_lengths = [64, 64], output_lengths = [128, 128]} : memref<1x6x66x8xi8, "sram">, memref<1x8x128x8xi8, "sram">
   func.return
 }
+
+// A part of a layer on core 1 (a layer split across cores): its buffers and commands
+// are that core's.
+// CHECK-LABEL: func.func @on_core
+func.func @on_core(%x: memref<1x4x8x16xi8, "ddr">) {
+  %c0 = arith.constant 0 : index
+  // CHECK:      tile.on_core 1 {
+  // CHECK-NEXT:   %b = tile.alloc {offset = 0} : memref<1x2x8x16xi8, "sram">
+  // CHECK-NEXT:   tile.copy %x[%c0, %c2, %c0, %c0] to %b[%c0, %c0, %c0, %c0] sizes [1, 2, 8, 16] : memref<1x4x8x16xi8, "ddr"> to memref<1x2x8x16xi8, "sram">
+  // CHECK-NEXT: }
+  %c2 = arith.constant 2 : index
+  tile.on_core 1 {
+    %b = tile.alloc {offset = 0} : memref<1x2x8x16xi8, "sram">
+    tile.copy %x[%c0, %c2, %c0, %c0] to %b[%c0, %c0, %c0, %c0] sizes [1, 2, 8, 16] : memref<1x4x8x16xi8, "ddr"> to memref<1x2x8x16xi8, "sram">
+  }
+  func.return
+}
