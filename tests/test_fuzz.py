@@ -29,7 +29,9 @@ from irc.testing.fuzz import (
 from irc.testing.reference import random_inputs
 
 GENERATOR_SEEDS = range(300)
-BATCH_SEEDS = range(25)
+BATCH_SEEDS = [*range(25), 96, 97, 99]
+"""Seeds 16-24 give the target a weight stream; 96, 97 and 99 two cores, each layer
+in small tiles split across them (`cores_option`)."""
 BATCH_MAX_OPS = 12
 
 
@@ -96,6 +98,7 @@ def test_a_fixed_seed_batch_passes_every_level(seed: int) -> None:
     result = check_graph(generate(seed, max_ops=BATCH_MAX_OPS), seed)
     assert result.status == "pass", result.message
     assert result.levels_passed == list(LEVELS)
+    assert result.cores == (2 if seed >= 96 else 1), "the command stream's cores"
 
 
 def test_a_mismatch_is_a_failure_with_a_description(monkeypatch: pytest.MonkeyPatch) -> None:

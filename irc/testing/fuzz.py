@@ -81,7 +81,9 @@ The levels compared (`check_graph`)
    on and off, as `-O0` to `-O2` do, and cascades (on in three seeds of four, chosen
    by cost or, in every third seed, forced in stripes of 1 to 4 rows: `cascade_options`),
    and gives the target a weight stream in every other run of 16 seeds
-   (`weight_stream_option`): bit-exact with qnn;
+   (`weight_stream_option`) and two cores in every other run of 32 (`cores_option`,
+   `two_cores`; in half of those every layer in small tiles, each split across the
+   cores whatever its cost): bit-exact with qnn;
 5. `npu`: `lower-to-npu`, the command stream on the simulator: bit-exact with qnn;
 6. `package`: the package's files loaded by `irc.runtime.Session`: bit-exact with qnn.
 
@@ -115,6 +117,7 @@ if TYPE_CHECKING:
     import onnx
 
     from irc.quantize.qdq import QuantizeConfig
+    from irc.targets import Target
 
 OPSET = 13
 MAX_ELEMENTS = 4096
@@ -924,6 +927,8 @@ class Result:
     """numpy's RuntimeWarnings (overflow, invalid values) raised in irc's code: not a
     failure (a float graph may overflow), but where integer code meets an infinity or a
     NaN, a bug may hide (one did: see tests/test_fuzz.py)."""
+    cores: int = 0
+    """The cores its command stream runs commands on (0: it reached no stream)."""
 
     @property
     def failed(self) -> bool:
@@ -997,6 +1002,38 @@ def weight_stream_option(seed: int) -> bool:
     return seed // 16 % 2 == 1
 
 
+def cores_option(seed: int) -> bool:
+    """Whether a seed runs on two cores (`two_cores`): every other run of 32 seeds,
+    independent of the choices above."""
+    return seed // 32 % 2 == 1
+
+
+SMALL_TILE = (2, 4, 8, 8)
+"""The tile forced on every layer in half the two-core seeds: layers of several tiles,
+each split across the cores whatever its cost (`plan_module`'s `split_cores`)."""
+
+
+def two_cores(target: Target) -> Target:
+    """`target` with two cores (a 20-cycle signal between them) and system memories
+    eight times as fast: the MAC array bounds more of a small graph's layers, so that
+    the planner splits them across the cores."""
+    from irc.targets.model import Cores
+
+    memories = {
+        name: memory
+        if name == target.scratch.name
+        else replace(
+            memory,
+            read_bytes_per_second=memory.read_bytes_per_second * 8,
+            write_bytes_per_second=memory.write_bytes_per_second * 8,
+            max_reads=memory.max_reads * 8,
+            max_writes=memory.max_writes * 8,
+        )
+        for name, memory in target.memories.items()
+    }
+    return replace(target, memories=memories, cores=Cores(count=2, sync_latency_cycles=20))
+
+
 def check_graph(
     model: onnx.ModelProto, seed: int, package: bool = True, target: str = "npu-demo"
 ) -> Result:
@@ -1021,7 +1058,7 @@ def check_graph(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
-            _run_levels(model, seed, passed, package, target)
+            result.cores = _run_levels(model, seed, passed, package, target)
         result.levels_passed.append(level)
         level = ""
     except _Mismatch as mismatch:
@@ -1077,10 +1114,13 @@ def _run_levels(
     passed: Callable[[str], None],
     package: bool,
     target_spec: str,
-) -> None:
+) -> int:
+    """Run the levels in turn (`passed` after each); the cores the command stream runs
+    commands on."""
     from xdsl.dialects.func import FuncOp
 
     from irc.diagnostics import collect_diagnostics
+    from irc.dialects import npu
     from irc.driver.pipeline import GRAPH_OPT, int8_module
     from irc.importers.onnx import import_model
     from irc.importers.reference import run_onnxruntime
@@ -1117,6 +1157,11 @@ def _run_levels(
         if weight_stream_option(seed) and not target.mac_array.weight_stream:
             stream = replace(target.mac_array, weight_stream=True)
             target = replace(target, mac_array=stream)
+        tile_sizes: tuple[int, ...] = ()
+        if cores_option(seed):
+            if target.cores.count == 1:
+                target = two_cores(target)
+            tile_sizes = SMALL_TILE if seed // 64 % 2 else ()
         align_channels, double_buffer = seed % 2 == 0, seed // 2 % 2 == 0
         prepare_for_calibration(module)
         samples = [feeds, random_inputs(model, seed + 1)]
@@ -1128,7 +1173,14 @@ def _run_levels(
             # Placement as irc-compile decides it; every third graph by the cost model.
             mode: Literal["support", "cost"] = "cost" if seed % 3 == 0 else "support"
             partition_module(quantized, target, mode, outline_npu=False)
-            plan_module(quantized, target, (), align_channels, *cascade_options(seed))
+            plan_module(
+                quantized,
+                target,
+                tile_sizes,
+                align_channels,
+                *cascade_options(seed),
+                split_cores=bool(tile_sizes),
+            )
             double = "true" if double_buffer else "false"
             backend = parse_pipeline(
                 f"builtin.module(plan-ddr,lower-to-tile,lower-to-npu{{double-buffer={double}}})"
@@ -1139,10 +1191,11 @@ def _run_levels(
             check(compare_exact(run_function(quantized, feeds), reference))
             passed("npu")
             backend[-1].apply(make_context(), quantized)
+            cores = len({op.core_index() for op in quantized.walk() if isinstance(op, npu.Command)})
             check(compare_exact(run_function(quantized, feeds), reference))
         passed("package")
         if not package:
-            return
+            return cores
         from irc.codegen.package import package_files, stage_files
         from irc.fileio import StagedOutputs
         from irc.runtime import Session
@@ -1155,6 +1208,7 @@ def _run_levels(
             outputs = Session(directory).run(feeds)
         assert outputs is not None
         check(compare_exact(outputs, reference))
+    return cores
 
 
 # --------------------------------------------------------------------------------------
@@ -1432,6 +1486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reached: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
     warned: Counter[str] = Counter()
+    cores: Counter[int] = Counter()
     failures: list[tuple[Result, bytes | None]] = []
     print(
         f"fuzzing {args.count} graphs, seeds {args.seed}..{args.seed + args.count - 1}, "
@@ -1441,6 +1496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def record(done: int, result: Result, minimized: bytes | None) -> None:
         statuses[result.status] += 1
+        cores[result.cores] += 1
         reached.update(result.levels_passed)
         for warning in result.warnings:
             warned[warning] += 1
@@ -1474,6 +1530,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nseeds {args.seed}..{args.seed + args.count - 1}, {elapsed:.1f} s")
     print("levels passed: " + ", ".join(f"{level} {reached[level]}" for level in LEVELS))
     print(f"results: {dict(statuses)}")
+    print(
+        "command streams on "
+        + ", ".join(f"{count} cores: {cores[count]}" for count in sorted(cores) if count)
+    )
     for reason, count in skipped.most_common():
         print(f"  skipped {count}: {reason}")
     for warning, count in warned.most_common():

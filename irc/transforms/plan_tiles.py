@@ -303,11 +303,14 @@ def plan_module(
     align_channels: bool = True,
     cascades: bool = False,
     cascade_stripe: int = 0,
+    split_cores: bool = False,
 ) -> TilingReport:
     """Plan every NPU layer of `module` for `target`, decide channel alignment
     (`irc.tiling.alignment`) and, with `cascades`, which chains of layers run as
     cascades (`irc.tiling.cascade`; with `cascade_stripe`, every chain that fits in
-    stripes of that height, whatever its cost), annotate the ops, and report."""
+    stripes of that height, whatever its cost), annotate the ops, and report. With
+    `split_cores`, every layer of several tiles is split across the target's cores,
+    whatever its cost (tests)."""
     assert isinstance(target, Target)
     report = TilingReport(target.name, target.scratch.size_bytes)
     failures: list[Diagnostic] = []
@@ -341,6 +344,8 @@ def plan_module(
                 report.alignments += choose_alignment(
                     function, plans, target, names, backend.TileRules(target), _layer_model
                 )
+    if split_cores:
+        plans = {op: _split_everywhere(plan, target) for op, plan in plans.items()}
     for op, plan in plans.items():
         op.attributes[PLAN_ATTR] = _plan_attribute(plan)
         report.plans.append(plan)
@@ -356,6 +361,19 @@ def plan_module(
         changed.update(_hide_staging(function, plans, target, tile_sizes))
     report.plans = [changed.get(plan.layer.name, plan) for plan in report.plans]
     return report
+
+
+def _split_everywhere(plan: Plan, target: Target) -> Plan:
+    """`plan` split across the target's cores, if it has several tiles to share."""
+    split, cores = LayerModel(plan.layer, target).split(plan.tile, plan.order, plan.counts)
+    if cores < 2:
+        return plan
+    return replace(
+        plan,
+        cores=cores,
+        split=split,
+        cores_note=f"split over {split} on {cores} cores, as asked (split-cores)",
+    )
 
 
 def _hide_staging(
@@ -572,6 +590,11 @@ class PlanTilesPass(ModulePass):
         "with cascades: form every cascade that fits in stripes of this many rows, "
         "whatever its cost (for tests)",
     )
+    split_cores: bool = option(
+        False,
+        "on a target of several cores, split every layer of several tiles across them, "
+        "whatever its cost (for tests)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.run(op)
@@ -603,6 +626,7 @@ class PlanTilesPass(ModulePass):
             self.align_channels,
             self.cascades,
             self.cascade_stripe,
+            self.split_cores,
         )
         if self.report:
             report.write(self.report)
