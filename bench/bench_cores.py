@@ -25,22 +25,21 @@ from irc.driver.report import layer_rows
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
 
-def spans(result: CompileResult) -> dict[tuple[str, ...], tuple[int, int, int]]:
-    """Each layer, or each cascade as one, with (start, end, MAC busy cycles) of its
-    commands in the simulated run."""
-    groups: dict[str, tuple[str, ...]] = {}
+def groups(result: CompileResult) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Each layer, or each cascade as one, with the cycles it adds to the run (from
+    the end of the layers before it in program order to the end of its own commands:
+    a layer's loads started early, beside the layer before, are not counted twice)
+    and its MAC array's busy cycles."""
+    members: dict[str, tuple[str, ...]] = {}
     if result.tiling is not None:
         for cascade in result.tiling.cascades:
             for name in cascade.names:
-                groups[name] = tuple(cascade.names)
-    figures: dict[tuple[str, ...], tuple[int, int, int]] = {}
-    for name, layer in result.simulation.layers.items():
-        if not layer.commands:
-            continue
-        key = groups.get(name, (name,))
-        start, end, mac = figures.get(key, (layer.start, layer.end, 0))
-        mac += layer.by_queue()["mac"]
-        figures[key] = (min(start, layer.start), max(end, layer.end), mac)
+                members[name] = tuple(cascade.names)
+    figures: dict[tuple[str, ...], tuple[int, int]] = {}
+    for row in layer_rows(result):
+        key = members.get(row.name, (row.name,))
+        added, mac = figures.get(key, (0, 0))
+        figures[key] = (added + row.added_cycles, mac + row.busy.get("mac", 0))
     return figures
 
 
@@ -64,14 +63,14 @@ def main() -> None:
             for target in (args.one, args.several)
         ]
         one, several = results
-        first, second = spans(one), spans(several)
+        first, second = groups(one), groups(several)
         bound = [
             key
-            for key, (start, end, mac) in first.items()
-            if end > start and mac >= args.compute * (end - start) and key in second
+            for key, (added, mac) in first.items()
+            if added and mac >= args.compute * added and key in second
         ]
-        cycles_one = sum(first[key][1] - first[key][0] for key in bound)
-        cycles_several = sum(second[key][1] - second[key][0] for key in bound)
+        cycles_one = sum(first[key][0] for key in bound)
+        cycles_several = sum(second[key][0] for key in bound)
         total_one, total_several = one.simulation.cycles, several.simulation.cycles
         print(
             f"| {name} | {total_one:,} | {total_several:,} | {total_one / total_several:.2f} "
@@ -83,7 +82,7 @@ def main() -> None:
             row = rows.get(key[-1])
             details.append(
                 f"  {name}: {' -> '.join(k.rsplit('/', 2)[-2] for k in key)[:90]}: "
-                f"{first[key][1] - first[key][0]:,} -> {second[key][1] - second[key][0]:,} "
+                f"{first[key][0]:,} -> {second[key][0]:,} "
                 f"cycles on {row.cores if row is not None else '?'} cores"
             )
     print("\n".join(["", "compute-bound layers:", *details]))
