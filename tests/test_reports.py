@@ -22,6 +22,7 @@ from irc.driver.report import (
     TRACE_JSON,
     human_bytes,
     layer_rows,
+    report_markdown,
     summary_text,
     write_reports,
 )
@@ -331,3 +332,24 @@ def test_float_model_reports_the_host(digits_float: CompileResult, tmp_path: Pat
     rows = layer_rows(digits_float)
     assert sum(row.added_cycles for row in rows) == digits_float.simulation.cycles
     assert all(row.cosine is None and row.lower_bound is None for row in rows)
+
+
+def test_report_md_says_which_cores_each_layer_ran_on_and_why(digits: CompileResult) -> None:
+    """On a target of two cores report.md has a "Cores" section: a row per planned
+    layer with its cores, its split and why (the planner's estimates beside the
+    simulated cycles); a one-core target has none."""
+    assert "## Cores" not in report_markdown(digits, plots=False)
+    options = CompileOptions(
+        calibration_data=CALIBRATION, partition="support", target="edge-2tops-2c"
+    )
+    two = compile_model(DIGITS, options)
+    markdown = report_markdown(two, plots=False)
+    table = _table_after(markdown, "## Cores")
+    assert table[0] == ["layer", "op", "cores", "split", "one core", "estimate", "cycles", "why"]
+    assert len(table) - 1 == len(two.tiling.plans)  # type: ignore[union-attr]
+    for row in table[1:]:
+        assert row[2] in ("1", "2")
+        assert row[7].startswith(("split over", "one core", "in a cascade")), row[7]
+        if row[2] == "1" and row[7].startswith("one core: split over"):
+            # The planner's estimate of the split is no better than one core's.
+            assert "estimated cycles against" in row[7]
