@@ -350,6 +350,7 @@ def test_report_md_says_which_cores_each_layer_ran_on_and_why(digits: CompileRes
     for row in table[1:]:
         assert row[2] in ("1", "2")
         assert row[7].startswith(("split over", "one core", "in a cascade")), row[7]
+        assert row[7] != "in a cascade on one core", "the reason is given"
         if row[2] == "1" and row[7].startswith("one core: split over"):
             # The planner's estimate of the split is no better than one core's.
             assert "estimated cycles against" in row[7]

@@ -43,12 +43,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from irc.dialects import npu
 from irc.sim.run import event_layer
+from irc.tiling.cascade import splits_by_rows
 
 if TYPE_CHECKING:
     from irc.driver.pipeline import CompileResult
     from irc.fileio import StagedOutputs
     from irc.quantize.report import TensorError
     from irc.sim.run import Report
+    from irc.tiling.cascade import CascadePlan
 
 REPORT_MD = "report.md"
 LAYERS_CSV = "layers.csv"
@@ -713,6 +715,15 @@ def _layers_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str
     ]
 
 
+def _cascade_on_one(cascade: CascadePlan) -> str:
+    """Why a cascade on a target of several cores runs on one."""
+    if len(cascade.stripes) < 2:
+        return "one stripe, nothing to share"
+    if not splits_by_rows(cascade.members):
+        return "a member reduces all its rows into one"
+    return "estimated faster than shared by stripes"
+
+
 def _cores_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str]:
     """On a target of several cores: which cores each planned layer ran on, what its
     split cuts, and why (the planner's estimates), beside the simulated cycles."""
@@ -734,7 +745,7 @@ def _cores_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str]
             )
             parts = "stripes"
         elif cascade is not None:
-            why, parts = "in a cascade on one core", MISSING
+            why, parts = f"in a cascade on one core: {_cascade_on_one(cascade)}", MISSING
         else:
             why, parts = plan.cores_note or "one core", plan.split if plan.cores > 1 else MISSING
         split += (cascade.cores if cascade is not None else plan.cores) > 1
