@@ -999,7 +999,7 @@ class LayerModel:
             cost = self.cost(tile, order, staged)
             cycles = self.cycles(tile, cost, double, staged)
             one_core, read, note = cycles, cost.read, ""
-            split, cores = self.split(tile, order, counts)
+            split, cores = self.split(order, counts)
             if cores > 1:
                 part = self._share(cost, order, split, cores, counts)
                 split_cycles = self.cycles(tile, part, double, staged)
@@ -1064,7 +1064,7 @@ class LayerModel:
         everything, and what every core loads whole (the weights of a split over
         pixels when they are stationary, the input of a split over output channels
         when it is) is loaded by each core."""
-        figures = self.shares(Tile(1, 1, 1, 1), order, counts)
+        figures = self.shares(order, counts)
         assert figures is not None
         share = figures[0]
         layer = self.layer
@@ -1096,14 +1096,15 @@ class LayerModel:
         part.read += (cores - 1) * size
         return part
 
-    def split(self, tile: Tile, order: str, counts: tuple[int, int, int, int]) -> tuple[str, int]:
-        """What a plan on the target's cores splits (`SPLITS`) and on how many cores
-        (one per tile of it at most); ("", 1) on one core or when nothing splits."""
-        shares = self.shares(tile, order, counts)
+    def split(self, order: str, counts: tuple[int, int, int, int]) -> tuple[str, int]:
+        """What a plan with these tile `counts` (rows, columns, channels, K steps) and
+        loop order splits on the target's cores (`SPLITS`), and on how many (one per
+        tile of it at most); ("", 1) on one core or when nothing splits."""
+        shares = self.shares(order, counts)
         return ("", 1) if shares is None else (shares[1], shares[2])
 
     def shares(
-        self, tile: Tile, order: str, counts: tuple[int, int, int, int]
+        self, order: str, counts: tuple[int, int, int, int]
     ) -> tuple[float, str, int] | None:
         """On the target's cores: the share of the layer's tiles the busiest core runs,
         what the split cuts and how many cores it uses. The split dimension is the

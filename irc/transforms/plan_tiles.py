@@ -365,7 +365,7 @@ def plan_module(
 
 def _split_everywhere(plan: Plan, target: Target) -> Plan:
     """`plan` split across the target's cores, if it has several tiles to share."""
-    split, cores = LayerModel(plan.layer, target).split(plan.tile, plan.order, plan.counts)
+    split, cores = LayerModel(plan.layer, target).split(plan.order, plan.counts)
     if cores < 2:
         return plan
     return replace(

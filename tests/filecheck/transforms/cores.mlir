@@ -1,6 +1,17 @@
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-ddr,lower-to-tile' | FileCheck %s --check-prefix=TILE
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-ddr,lower-to-tile,lower-to-npu' | FileCheck %s --check-prefix=NPU
 // RUN: not irc-opt %s --target=edge-2tops -p 'plan-ddr,lower-to-tile' 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16}' | FileCheck %s --check-prefix=COST
+// RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16 split-cores=true}' | FileCheck %s --check-prefix=SPLIT
+
+// plan-tiles on two cores: these small convs are not worth splitting (the planner
+// keeps them on one core); with split-cores (for tests) every layer of several tiles
+// is split, and its irc.tiling records it.
+// COST-LABEL: func.func @split_conv
+// COST-NOT:     cores = 2
+// SPLIT-LABEL: func.func @split_conv
+// SPLIT:        qnn.conv {{.*}}irc.tiling = {{{.*}}cores = 2 : i64, split = "rows", one_core_cycles = {{[0-9]+}} : i64}
+// SPLIT:        qnn.conv {{.*}}irc.tiling = {{{.*}}cores = 2 : i64, split = "rows"
 
 // A layer split across two cores (docs/tiling.md, "Cores"): the first conv's plan
 // runs it on 2 cores (`cores = 2` in its irc.tiling, as plan-tiles records it where

@@ -671,3 +671,25 @@ func.func @pool_bias_half_even(%in: memref<1x4x4x8xi8, "sram">, %out: memref<1x1
   tile.pool %in, %out[%i, %i] {kind = "average", kernel_shape = [4, 4], input_h = 4, input_w = 4, bias = 3} : memref<1x4x4x8xi8, "sram">, memref<1x1x1x8xi8, "sram">
   func.return
 }
+
+// -----
+
+// ---- cores -------------------------------------------------------------------------------
+
+func.func @on_core_negative() {
+  // expected-error @+1 {{tile.on_core needs 'core', a non-negative integer, got -1}}
+  tile.on_core -1 {
+  }
+  func.return
+}
+
+// -----
+
+func.func @on_core_nested() {
+  // expected-error @+1 {{a tile.on_core holds no other tile.on_core}}
+  tile.on_core 1 {
+    tile.on_core 0 {
+    }
+  }
+  func.return
+}
