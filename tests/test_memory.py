@@ -225,7 +225,13 @@ def test_50_compiles_in_one_process_keep_the_memory_flat(tmp_path: Path) -> None
     )
     sizes = result["sizes"]
     assert max(sizes) < 1024 * MIB
-    assert sizes[49] - sizes[9] < 50 * MIB, [size // MIB for size in sizes]
+    # What the process keeps is the floor of its resident size: a compile's transient
+    # peak (a larger model's buffers not yet given back) may sit on any one sample
+    # (measured in a full suite run: 82 -> 106 MiB over 40 compiles, with peaks of
+    # 128-143 MiB on single samples), so the floors of the first and last samples are
+    # compared, not two samples.
+    early, late = min(sizes[5:15]), min(sizes[40:])
+    assert late - early < 50 * MIB, str([size // MIB for size in sizes])
 
 
 # Unbounded caches that are fine: keyed by a closed set of small things.
