@@ -248,3 +248,18 @@ def test_split_cores_splits_every_layer_of_several_tiles_whatever_its_cost() -> 
     assert cores_of(split) == {0, 1}
     outputs, _ = simulate(split, [x], slow)
     assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
+
+
+def test_streaming_frames_of_a_two_core_program_is_refused_with_a_reason() -> None:
+    """Frames pipelined across cores are not timed yet (issue 23, item 4): one clear
+    error, not a wrong figure."""
+    from irc.interp import make_interpreter
+    from irc.sim.machine import Program
+    from irc.sim.streaming import stream_timing
+
+    text, _ = two_core_convs(np.random.default_rng(23), 8)
+    compiled = compile_to_npu(text, target=TWO_CORES)
+    function = compiled.ops.first
+    program = Program(function, TWO_CORES, make_interpreter(compiled))  # type: ignore[arg-type]
+    with pytest.raises(IrcError, match="timed for a program on one core; this one runs on 2"):
+        stream_timing(program, 4)

@@ -217,7 +217,15 @@ class Blocker:
 
 def stream_timing(program: Program, frames: int) -> StreamTiming:
     """Time `frames` copies of `program`'s stream run back to back, each overlapping
-    the one before wherever the data allows (see the module docstring)."""
+    the one before wherever the data allows (see the module docstring). A program on
+    one core only: its queues are numbered as one core's (`ENGINE_QUEUES`)."""
+    if program.cores > 1:
+        raise error(
+            f"streaming frames is timed for a program on one core; this one runs on "
+            f"{program.cores}",
+            program.function,
+            hint="time single runs (Session.run), or compile for a target of one core",
+        )
     dependencies = cross_frame_dependencies(program)[0]
     scheduled = schedule_frames(program, frames, dependencies)
     ends = [frame.end for frame in scheduled]
