@@ -16,6 +16,7 @@ here.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -149,13 +150,8 @@ class LayerBuilder:
             return
         for core, share in enumerate(shares):
             self.prologue, self.buffers, self.views = [], {}, {}
-            self.em.stack.append([])
-            self.em.constants.append({})
-            self.em.sums.append({})
-            self._nest([share if dim.name == share.name else dim for dim in dims], {}, self.actions)
-            body = self.em.stack.pop()
-            self.em.constants.pop()
-            self.em.sums.pop()
+            shared = [share if dim.name == share.name else dim for dim in dims]
+            body = self.em.scoped(functools.partial(self._nest, shared, {}, self.actions))
             self.em.add(tile.OnCoreOp.build_on(core, [*self.prologue, *body]))
 
     def _nest(self, dims: Sequence[Dim], fixed: Bounds, actions: Sequence[_Action]) -> None:

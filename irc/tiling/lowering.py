@@ -244,17 +244,22 @@ class Emitter:
         origin = self.affine([(bound, 1)])
         return self.add(arith.FloorDivSIOp(origin, self.const(divisor))).results[0]
 
+    def scoped(self, body: Callable[[], None]) -> list[Operation]:
+        """The ops `body` adds, in a block of their own (its constants and sums kept
+        inside it)."""
+        self.stack.append([])
+        self.constants.append({})
+        self.sums.append({})
+        body()
+        self.constants.pop()
+        self.sums.pop()
+        return self.stack.pop()
+
     def loop(self, count: int, body: Callable[[SSAValue], None]) -> None:
         """`scf.for %i = 0 to count step 1 { body(%i) }`."""
         lower, upper, step = self.const(0), self.const(count), self.const(1)
         block = Block(arg_types=[IndexType()])
-        self.stack.append([])
-        self.constants.append({})
-        self.sums.append({})
-        body(block.args[0])
-        ops = self.stack.pop()
-        self.constants.pop()
-        self.sums.pop()
+        ops = self.scoped(lambda: body(block.args[0]))
         block.add_ops([*ops, scf.YieldOp()])
         self.add(scf.ForOp(lower, upper, step, [], block))
 
@@ -1032,13 +1037,8 @@ class CascadeEmission:
         if self.cores == 1:
             self._emit_stripes(schedule(self.windows, self.stripe, self.sources))
         for core, span in enumerate(spans if self.cores > 1 else []):
-            em.stack.append([])
-            em.constants.append({})
-            em.sums.append({})
-            self._emit_stripes(schedule(self.windows, self.stripe, self.sources, span))
-            body = em.stack.pop()
-            em.constants.pop()
-            em.sums.pop()
+            stripes = schedule(self.windows, self.stripe, self.sources, span)
+            body = em.scoped(functools.partial(self._emit_stripes, stripes))
             em.add(tile.OnCoreOp.build_on(core, body))
         # Every member's SRAM buffers before the cascade's first op (after the rolling
         # buffers), in its location.
