@@ -13,6 +13,8 @@ xdist worker, which runs hundreds of tests in turn, near what its current test n
   worker started its tests at 1.1-1.5 GB without this and at 0.45-0.56 GB with it.
   Both run only when the process holds more than TRIM_ABOVE_BYTES, so that the many
   small tests pay nothing.
+
+Property tests (hypothesis) are derandomized: the same examples every run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+"""Property tests draw the same examples on every run (`ci`, the default: a run of
+the suite passes or fails whatever the seed); `HYPOTHESIS_PROFILE=explore` draws new
+ones each run, to look for counterexamples (docs/testing.md)."""
 
 TRIM_ABOVE_BYTES = 512 * 2**20
 """A worker above this resident size collects and trims after each test."""

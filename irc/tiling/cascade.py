@@ -698,12 +698,22 @@ def splits_by_rows(members: Sequence[Member]) -> bool:
 
 
 def cascade_bound(members: Sequence[Member], sources: Sources, target: Target) -> int:
-    """A cascade's lower bound (`CascadePlan.lower_bound`)."""
+    """A cascade's lower bound (`CascadePlan.lower_bound`): its members' ideal compute
+    over the rows they compute (a member computes only the rows its readers in the
+    cascade read: a stride-2 reader of 1x1 skips a last odd row), or the compulsory
+    traffic through the busiest port."""
+    consumers = _consumers(sources)
+    computed = [member.rows.out_h for member in members]
+    for index in reversed(range(len(members))):
+        if consumers[index]:
+            computed[index] = max(
+                members[reader].rows.end(computed[reader]) for reader in consumers[index]
+            )
     compute = 0
     ports: dict[str, float] = {}
     for index, member in enumerate(members):
         model = _model(member.shape, target)
-        compute += model.ideal_compute
+        compute += model.ideal_compute * computed[index] // member.rows.out_h
         external = member.layer.inputs - len(sources[index])
         for port, cycles in model.compulsory(external, index == len(members) - 1).items():
             ports[port] = ports.get(port, 0.0) + cycles
