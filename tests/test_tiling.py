@@ -31,7 +31,7 @@ from irc.ir.io import parse_module
 from irc.passes import parse_pipeline
 from irc.targets import load_target
 from irc.tiling import Layer, Tile, TilingError, minimum_sram, plan_layer
-from irc.tiling.planner import mean_bursts
+from irc.tiling.planner import Plan, mean_bursts
 from irc.transforms.plan_tiles import plan_module
 
 NPU_DEMO = load_target("npu-demo")
@@ -369,3 +369,40 @@ def test_channel_alignment_pads_only_where_it_pays(
     # Without alignment nothing is considered.
     module = parse_module(alignment_ir(producer, consumer), make_context(), "align.mlir")
     assert plan_module(module, NPU_DEMO, align_channels=False).alignments == []
+
+
+# --------------------------------------------------------------------------------------
+# The memories a layer's tensors will live in
+
+
+def test_layers_are_costed_at_the_memory_their_tensors_will_live_in() -> None:
+    """On a placement of two memories of activations (the Ethos-U65's 384 KB system
+    SRAM, then DRAM), a layer's loads and stores are costed where memory planning will
+    put its tensors, not all in the slowest memory: a small map in the system SRAM, a
+    map too large for it in DRAM."""
+    from test_interp_tile import qtype
+    from test_lower_to_tile import conv, program
+
+    u65 = load_target("ethos-u65-256")
+    rng = np.random.default_rng(3)
+
+    def planned(size: int, target: object = u65) -> Plan:
+        shape = (1, size, size, 32)
+        x_type = qtype(shape, 0.1, -3)
+        layer = conv(rng, "a", "x", x_type, shape, 32, kernel=(1, 1), pads=(0, 0, 0, 0))
+        text = program([("x", x_type)], layer.lines, [("a", layer.output_type)])
+        [plan] = plan_module(parse_module(text, make_context(), "m.mlir"), target).plans
+        return plan
+
+    # 28 x 28 x 32 bytes in and out (25 KB each): both in the system SRAM.
+    small = planned(28)
+    assert (small.layer.in_memory, small.layer.out_memory) == ("system_sram", "system_sram")
+    # 128 x 128 x 32 (512 KB) each: too large for 384 KB, both in DRAM.
+    large = planned(128)
+    assert (large.layer.in_memory, large.layer.out_memory) == ("dram", "dram")
+    # Costed in DRAM, the small layer would take longer (DRAM's latency, and Little's
+    # law leaves it 6.1 bytes a cycle against the system SRAM's 16).
+    in_dram = plan_layer(dataclasses.replace(small.layer, in_memory="dram", out_memory=""), u65)
+    assert in_dram.cycles > small.cycles
+    # One memory of activations (npu-demo's DDR): nothing to predict.
+    assert planned(28, NPU_DEMO).layer.in_memory == ""

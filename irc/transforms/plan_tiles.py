@@ -36,6 +36,7 @@ from irc.passes import option
 from irc.targets import Target
 from irc.tiling.alignment import AlignmentChoice, choose_alignment
 from irc.tiling.cascade import CASCADE_ATTR, CascadePlan, Member, choose, force
+from irc.tiling.memory import Homes, PlacementError, plan_function
 from irc.tiling.planner import (
     FORCE_ATTR,
     PLAN_ATTR,
@@ -316,6 +317,7 @@ def plan_module(
     failures: list[Diagnostic] = []
     plans: dict[Operation, Plan] = {}
     names: dict[Operation, str] = {}
+    memories = _predicted_memories(module, target)
     for op in module.walk():
         if not backend.on_npu(op, target):
             continue
@@ -325,6 +327,12 @@ def plan_module(
             layer = backend.layer_of(op, names[op])
             if layer is None:
                 continue
+            if memories:
+                layer = replace(
+                    layer,
+                    in_memory=memories.get(op.operands[0], ""),
+                    out_memory=memories.get(backend.output_of(op), ""),
+                )
             plans[op] = plan_layer(layer, target, _forced_tile(op, tile_sizes))
         except TilingError as failure:
             failures.append(
@@ -361,6 +369,31 @@ def plan_module(
         changed.update(_hide_staging(function, plans, target, tile_sizes))
     report.plans = [changed.get(plan.layer.name, plan) for plan in report.plans]
     return report
+
+
+def _predicted_memories(module: ModuleOp, target: Target) -> dict[SSAValue, str]:
+    """Where memory planning (irc/tiling/memory.py, run later by plan-ddr) would put
+    each tensor of `module` as it stands, when the target's placement has more than
+    one memory of activations: a layer's loads and stores are costed at the memory its
+    tensors will live in, not the slowest one (an Ethos-U65's 384 KB SRAM holds most
+    of a MobileNetV2's feature maps; its DRAM the rest). Cascades, decided later,
+    only free memory. Empty with one memory of activations, or when the tensors do
+    not fit (plan-ddr reports that)."""
+    if len(target.placement.activations) < 2:
+        return {}
+    homes = Homes.of(target)
+    memories: dict[SSAValue, str] = {}
+    for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+        if function.body.blocks.first is None:
+            continue
+        try:
+            plan, index_of = plan_function(function, homes, backend.TileRules(target))
+        except PlacementError:
+            continue
+        for value, index in index_of.items():
+            if plan.values[index].memory:
+                memories[value] = plan.values[index].memory
+    return memories
 
 
 def _split_everywhere(plan: Plan, target: Target) -> Plan:
@@ -554,6 +587,10 @@ class PlanTilesPass(ModulePass):
     stripe height, row window, the members it reads, its rolling buffer) and its plan
     in the cascade as `irc.tiling`; the report lists the cascades. `cascade-stripe=N`
     forms every cascade that fits in stripes of N rows, whatever its cost (tests).
+
+    On a placement of several memories of activations (a system SRAM, then DRAM),
+    each layer's loads and stores are costed in the memory where memory planning (run
+    first on the function as it stands) puts its input and output.
 
     On a target whose weights live in a memory slower than the first memory of
     activations (flash or DRAM beside a system SRAM), a conv's plan may stage its
