@@ -1182,7 +1182,10 @@ def test_ethos_presets_carry_vela_figures() -> None:
     # Vela's defaults (architecture_features.py): Ethos_U55_High_End_Embedded with
     # Shared_Sram, Ethos_U65_Client_Server with Dedicated_Sram_384KB.
     assert (u55.mac_array.clock_hz, u65.mac_array.clock_hz) == (500e6, 1e9)
-    assert (u55.mac_array.macs_per_cycle, u65.mac_array.macs_per_cycle) == (256, 512)
+    # The U65-512: two cores of 256 MACs (accelerator_configs: macs 256, cores 2).
+    assert (u55.mac_array.macs_per_cycle, u65.mac_array.macs_per_cycle) == (256, 256)
+    assert (u55.cores.count, u65.cores.count, u65.cores.sram) == (1, 2, "private")
+    assert u65.peak_tops == pytest.approx(2 * 256 * 2 * 1e9 / 1e12)
     # vela.ini: the AXI port's bytes a cycle (8 on a U55, 16 on a U65) times the clock
     # scale: SRAM 1.0, flash 0.125, Client_Server's DRAM 0.75.
     flash, u55_sram = u55.memories["flash"], u55.memories["system_sram"]
@@ -1201,14 +1204,21 @@ def test_ethos_presets_carry_vela_figures() -> None:
     assert u65.placement == Placement("dram", ("system_sram", "dram"))
     assert u65_sram.size_bytes == 393216
     # The NPU's own buffer (SHRAM): 48 banks of 1 KiB a core.
-    assert (u55.scratch.size_bytes, u65.scratch.size_bytes) == (48 * 1024, 2 * 48 * 1024)
+    assert (u55.scratch.size_bytes, u65.scratch.size_bytes) == (48 * 1024, 48 * 1024)
     # The MAC array as Vela's npu_performance.py counts it: 2x2x8 micro-blocks, 4
     # cycles per 32 input channels, the weight decoder at 8 bytes a cycle (a core).
     mac = u55.mac_array
     assert (mac.output_block, mac.input_block_depth, mac.block_cycles) == ((2, 2, 8), 32, 4)
     assert (mac.weight_bytes_per_cycle, mac.taps_per_step) == (8, 4)
-    assert (mac.output_elements_per_cycle, u65.mac_array.output_elements_per_cycle) == (4, 8)
-    assert (u55.vector_unit.lanes, u65.vector_unit.lanes) == (8, 16)
+    # Each U65-512 core's output stage and elementwise units: Vela halves the cycles
+    # per element of the U65-256 (and U55-256) for the two cores.
+    assert (mac.output_elements_per_cycle, u65.mac_array.output_elements_per_cycle) == (4, 4)
+    assert (u55.vector_unit.lanes, u65.vector_unit.lanes) == (8, 8)
+    # Apart from its cores, each core is a U65-256.
+    u65_256 = load_target("ethos-u65-256")
+    assert (u65.mac_array, u65.vector_unit, u65.memories) == (
+        u65_256.mac_array, u65_256.vector_unit, u65_256.memories,
+    )  # fmt: skip
     # Vela's operator constraints: the same for all.
     assert u55.ops == u65.ops == load_target("ethos-u55-128").ops
     conv = u55.ops["conv"]

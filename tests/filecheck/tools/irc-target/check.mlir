@@ -78,4 +78,4 @@
 
 // Presets can be checked by name too.
 // RUN: irc-target check ethos-u65-512 | FileCheck %s --check-prefix=PRESET
-// PRESET: ethos-u65-512: ok: ethos-u65-512, 512 int8 MACs (8x64) at 1 GHz = 1.024 TOPS, 96 KiB SRAM, system_sram 16 GB/s, dram 12 GB/s
+// PRESET: ethos-u65-512: ok: ethos-u65-512, 2 cores x 256 int8 MACs (8x32) at 1 GHz = 1.024 TOPS, 48 KiB SRAM a core, system_sram 16 GB/s, dram 12 GB/s

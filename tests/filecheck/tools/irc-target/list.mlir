@@ -6,7 +6,7 @@
 // CHECK-NEXT: ethos-u55-128  Ethos-U55-128-like in Vela's Ethos_U55_High_End_Embedded, Shared_Sram: 128 int8 MACs at 500 MHz
 // CHECK-NEXT: ethos-u55-256  Ethos-U55-256-like in Vela's Ethos_U55_High_End_Embedded, Shared_Sram: 256 int8 MACs at 500 MHz
 // CHECK-NEXT: ethos-u65-256  Ethos-U65-256-like in Vela's Ethos_U65_Client_Server, Dedicated_Sram_384KB: 256 int8 MACs at 1 GHz
-// CHECK-NEXT: ethos-u65-512  Ethos-U65-512-like in Vela's Ethos_U65_Client_Server, Dedicated_Sram_384KB: 512 int8 MACs at 1 GHz
+// CHECK-NEXT: ethos-u65-512  Ethos-U65-512-like in Vela's Ethos_U65_Client_Server, Dedicated_Sram_384KB: 2 cores of 256 int8 MACs at 1 GHz
 // CHECK-NEXT: npu-demo       irc's worked example: 256 int8 MACs at 500 MHz, DDR at 1 GB/s
 // CHECK-EMPTY:
 
