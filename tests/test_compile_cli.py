@@ -153,6 +153,11 @@ def test_calibration_data(small_model: Path, tmp_path: Path, capsys) -> None:
         (["missing.onnx"], "cannot open"),
         (["{model}", "--target", "no-such-npu"], "no-such-npu"),
         (["{model}", "--calibration-samples", "0"], "--calibration-samples must be at least 1"),
+        (["{model}", "--layer-cores", "-1"], "--layer-cores must be 0"),
+        (
+            ["{model}", "--target", "edge-2tops-2c", "--layer-cores", "3"],
+            "layer-cores takes 0 (all of them) to the 2 cores of edge-2tops-2c, got 3",
+        ),
         (["{model}", "--quantize", "none", "--calibration-data", "{model}"], "no effect"),
         (["{model}", "--calibration-data", "{tmp}/nothing.npz"], "nothing.npz"),
         (["{garbage}"], "garbage.onnx"),
@@ -175,6 +180,27 @@ def test_bad_input_is_one_clear_error(
     assert "Traceback" not in stderr + stdout
     assert stderr.count("error:") == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_layer_cores_and_keep_inputs_reach_the_pipeline_and_the_manifest(
+    small_model: Path, tmp_path: Path, capsys
+) -> None:
+    """`--layer-cores 1 --keep-inputs` on a target of two cores: the pipeline says
+    so, the manifest records it, and every command runs on core 0 (streamed frames
+    then take turns on the cores)."""
+    out = tmp_path / "pkg"
+    status, _, stderr = compile_cli(
+        capsys, small_model, "-o", out, "--target", "edge-2tops-2c", "--layer-cores", "1",
+        "--keep-inputs", "--no-progress",
+    )  # fmt: skip
+    assert status == 0, stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["options"]["layer_cores"], manifest["options"]["keep_inputs"]) == (1, True)
+    assert "layer-cores=1" in manifest["pipeline"] and "keep-inputs=true" in manifest["pipeline"]
+    session = Session(out)
+    session.set_input("x", np.zeros((1, 3, 8, 8), np.float32))
+    result = session.stream(3, cores=2)
+    assert result.timing.turns == 2 and len(result.outputs) == 3
 
 
 def test_output_is_a_file(small_model: Path, tmp_path: Path, capsys) -> None:

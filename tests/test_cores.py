@@ -16,9 +16,10 @@ from irc.diagnostics import IrcError
 from irc.dialects import npu, tile
 from irc.interp import run_function
 from irc.ir.io import verify_module
-from irc.sim.machine import Hazard
+from irc.sim.machine import Hazard, Program
 from irc.sim.run import chrome_trace, simulate
 from irc.sim.schedule import Item, schedule
+from irc.sim.streaming import cross_frame_dependencies, stream_timing, unordered
 from irc.targets import load_target
 from irc.targets.model import Cores
 from irc.tiling.builder import core_shares, split_dimension
@@ -250,16 +251,127 @@ def test_split_cores_splits_every_layer_of_several_tiles_whatever_its_cost() -> 
     assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
 
 
-def test_streaming_frames_of_a_two_core_program_is_refused_with_a_reason() -> None:
-    """Frames pipelined across cores are not timed yet (issue 23, item 4): one clear
-    error, not a wrong figure."""
-    from irc.interp import make_interpreter
-    from irc.sim.machine import Program
-    from irc.sim.streaming import stream_timing
+def streamed(text: str, pipeline: str) -> Program:
+    """The loaded program of `text` compiled for TWO_CORES by `pipeline`."""
+    from irc.sim.run import Simulator
 
+    simulator = Simulator(compile_to_npu(text, pipeline, TWO_CORES), TWO_CORES)
+    assert simulator.functions.program is not None
+    return simulator.functions.program
+
+
+def frame_cycles(program: Program) -> int:
+    """One frame alone: the program's own schedule."""
+    return max(event.end for event in program.events)
+
+
+ONE_CORE_A_LAYER = "plan-tiles{layer-cores=1},plan-ddr{keep-inputs=true},lower-to-tile,lower-to-npu"
+"""Every layer on one core; the input kept in its buffer: frames that take turns."""
+SPLIT = "plan-tiles{split-cores=true},lower-to-tile,lower-to-npu"
+
+
+def test_frames_of_a_one_core_program_take_turns_on_the_cores() -> None:
+    """A program whose layers all run on core 0 (`layer-cores=1`) streams its frames
+    over the two cores, frame k on core k % 2 with that core's SRAM and an arena of
+    activations a core: frames on different cores share only the weights and the DDR's
+    port, so frame k+1 runs beside frame k, and frame k+2 follows frame k on its core."""
+    text, _ = two_core_convs(np.random.default_rng(23), 16)
+    program = streamed(text, ONE_CORE_A_LAYER)
+    assert {entry.queue // len(npu.QUEUES) for entry in program.timeline.entries} == {0}
+    turns = stream_timing(program, 6)
+    alone = stream_timing(program, 6, cores=1)
+    assert (turns.turns, alone.turns) == (2, 1)
+    single = frame_cycles(program)
+    # One frame alone is the program's own run, whichever core it is on.
+    assert turns.single_frame_cycles == alone.single_frame_cycles == single
+    assert stream_timing(program, 1).total_cycles == single
+    # Frames 0 and 1 start at once, each on its core; frame 2 once frame 0 has read
+    # the input they share the arena of.
+    assert turns.starts[:2] == [0, 0] and 0 < turns.starts[2] < turns.ends[0]
+    # Twice the compute, one DDR: 1.8x the frames a second of one core.
+    assert turns.fps > 1.7 * alone.fps
+    assert all(start < end for start, end in zip(turns.starts, turns.ends))
+    # Only frames on the same core (two apart) wait for each other.
+    assert "taking turns on 2 cores" in turns.summary()
+    assert {blocker.back for blocker in turns.blockers} == {2}
+    assert {blocker.memory for blocker in turns.blockers} == {"sram"}
+
+
+def test_frames_taking_turns_wait_for_the_same_commands_once_they_have_met_both_cores() -> None:
+    """Replaying seven frames: frame 1 waits for nothing of frame 0 (another core,
+    another arena); from frame 2 on, every frame waits for the same commands of the
+    frame two before it, on its core, and none races with a frame further back (the
+    replay asserts it). With every frame waiting as the last does, no command races
+    with an earlier frame; without those waits, frames race."""
+    text, _ = two_core_convs(np.random.default_rng(23), 16)
+    program = streamed(text, ONE_CORE_A_LAYER)
+    found = cross_frame_dependencies(program, 7)
+    assert len(found) == 6 and found[0] == []
+    assert {dependency.back for dependency in found[-1]} == {2}
+    assert found[1] == found[2] == found[3] == found[4] == found[5]
+    assert cross_frame_dependencies(program)[-1] == found[-1]
+    assert unordered(program, found[-1], 8) == []
+    assert unordered(program, [], 8)
+
+
+def test_frames_take_turns_on_as_many_cores_as_have_room_for_an_arena() -> None:
+    """Each core's frame has an arena of activations of its own: with room in the DDR
+    for one only, the frames stay on one core by default, and asking for two is an
+    error saying what does not fit."""
+    text, _ = two_core_convs(np.random.default_rng(23), 16)
+    program = streamed(text, ONE_CORE_A_LAYER)
+    needed = npu.memory_sizes(program.function)["ddr"]
+    small_ddr = TWO_CORES.with_memory("ddr", size_bytes=needed + 4096)
+    again = Program(program.function, small_ddr, program.interpreter)
+    assert stream_timing(again, 3).turns == 1
+    with pytest.raises(
+        IrcError, match="frames taking turns on 2 cores need an arena of activations each"
+    ):
+        stream_timing(again, 3, cores=2)
+
+
+def test_frames_of_a_split_program_run_on_its_cores() -> None:
+    """A program with layers split across the cores runs every frame on both: frame
+    k+1's loads overlap frame k's last layer; the cross-core waits within a frame
+    keep their latency."""
+    text, _ = two_core_convs(np.random.default_rng(23), 16)
+    program = streamed(text, SPLIT)
+    assert {entry.queue // len(npu.QUEUES) for entry in program.timeline.entries} == {0, 1}
+    timing = stream_timing(program, 4)
+    assert timing.turns == 1
+    assert timing.total_cycles < 4 * frame_cycles(program)
+    assert timing.starts == sorted(timing.starts) and timing.ends == sorted(timing.ends)
+    (found,) = cross_frame_dependencies(program)
+    assert unordered(program, found, 4) == []
+    # A frame alone is the program's run, the latency of its cross-core waits included.
+    slow = replace(TWO_CORES, cores=Cores(count=2, sync_latency_cycles=20_000))
+    again = Program(program.function, slow, program.interpreter)
+    assert frame_cycles(again) > frame_cycles(program) + 19_000
+    for each in (program, again):
+        assert stream_timing(each, 1).total_cycles == frame_cycles(each)
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "cores", "message"),
+    [
+        (ONE_CORE_A_LAYER, 3, "frames can take turns on 1 to 2 cores of"),
+        (SPLIT, 2, "frames of a program split across 2 cores run on those cores"),
+    ],
+)
+def test_frames_on_cores_a_program_cannot_use_are_errors(
+    pipeline: str, cores: int, message: str
+) -> None:
     text, _ = two_core_convs(np.random.default_rng(23), 8)
-    compiled = compile_to_npu(text, target=TWO_CORES)
-    function = compiled.ops.first
-    program = Program(function, TWO_CORES, make_interpreter(compiled))  # type: ignore[arg-type]
-    with pytest.raises(IrcError, match="timed for a program on one core; this one runs on 2"):
-        stream_timing(program, 4)
+    with pytest.raises(IrcError, match=message):
+        stream_timing(streamed(text, pipeline), 4, cores=cores)
+
+
+def test_layer_cores_bounds_the_cores_a_layer_is_split_across() -> None:
+    """`plan-tiles{layer-cores=1}` keeps on one core every layer the planner splits
+    by default; more cores than the target has is an error naming the option."""
+    text, _ = two_core_convs(np.random.default_rng(23), 16)
+    by_cost = compile_to_npu(text, "plan-tiles,lower-to-tile,lower-to-npu", TWO_CORES)
+    assert cores_of(by_cost) == {0, 1}
+    assert cores_of(compile_to_npu(text, ONE_CORE_A_LAYER, TWO_CORES)) == {0}
+    with pytest.raises(IrcError, match=r"layer-cores takes 0 \(all of them\) to the 2 cores"):
+        compile_to_npu(text, "plan-tiles{layer-cores=3}", TWO_CORES)

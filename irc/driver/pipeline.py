@@ -110,6 +110,12 @@ class CompileOptions:
     partition: str = "cost"
     """The partition's mode: cost (the default: never slower in the simulator than
     support on the test suite's models), or support (docs/partitioning.md)."""
+    layer_cores: int = 0
+    """The most cores one layer or cascade is split across (0: all the target's; 1:
+    every layer on one core, so that streamed frames take turns on the cores)."""
+    keep_inputs: bool = False
+    """The inputs keep their buffers to the end of a run (streamed frames place the
+    next frame's inputs early)."""
     prequantized: bool = False
     """The model is integer already (`is_prequantized`: a TFLite import): no graph
     passes, no calibration, no quantization; the pipeline starts at `partition`."""
@@ -159,8 +165,9 @@ class CompileOptions:
                 target=target,
                 align_channels=self.opt_level >= 2,
                 cascades=self.opt_level >= 2,
+                **({"layer_cores": self.layer_cores} if self.layer_cores else {}),
             ),
-            make("plan-ddr", target=target),
+            make("plan-ddr", target=target, **({"keep_inputs": True} if self.keep_inputs else {})),
             make("lower-to-tile", target=target),
             make("lower-to-npu", target=target, double_buffer=self.opt_level >= 1),
         ]
@@ -180,6 +187,8 @@ class CompileOptions:
             "observer": self.chosen_observer if self.quantized else None,
             "calibration_stats": str(self.calibration_stats) if self.calibration_stats else None,
             "partition": self.partition,
+            "layer_cores": self.layer_cores,
+            "keep_inputs": self.keep_inputs,
             "bias_correction": self.opt_level >= 2,
             "float_layers": list(self.float_layers),
             "int16_layers": list(self.int16_layers),
@@ -377,6 +386,12 @@ def check_options(options: CompileOptions) -> None:
     ):
         if value < 1:
             raise error(f"{flag} must be at least 1, got {value}", where)
+    if options.layer_cores < 0:
+        raise error(
+            f"--layer-cores must be 0 (as many cores as pay) or more, got {options.layer_cores}",
+            where,
+            hint="--layer-cores 1 keeps every layer on one core",
+        )
     flags = {
         "--calibration-data": options.calibration_data,
         "--calibration-stats": options.calibration_stats,

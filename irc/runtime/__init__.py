@@ -293,6 +293,7 @@ class Session:
         frames: int | np.integer | Sequence[Mapping[str, object] | Sequence[object]],
         *,
         keep_outputs: bool = True,
+        cores: int | None = None,
     ) -> StreamResult:
         """Run frames back to back with the NPU pipelining them.
 
@@ -300,9 +301,12 @@ class Session:
         of frames that all use the inputs the calling thread set with `set_input`.
         Every frame is computed exactly; the timing lets frame k+1's input transfers
         and early layers overlap frame k's compute wherever the memories allow
-        (irc/sim/streaming.py).
+        (irc/sim/streaming.py). On a target of several cores, the frames of a package
+        whose layers all run on one core (`irc-compile --layer-cores 1`) take turns on
+        `cores` of them (default: all), frame k on core k % cores; a package with
+        layers split across the cores runs every frame on them.
         """
-        from irc.sim.streaming import stream_timing
+        from irc.sim.streaming import layout_of, stream_timing
 
         feeds: Iterable[Mapping[str, object] | Sequence[object] | None]
         if isinstance(frames, numbers.Integral) and not isinstance(frames, bool):
@@ -329,6 +333,11 @@ class Session:
                 "stream(8) runs 8 frames of the inputs set with set_input; "
                 "stream([{name: array}, ...]) runs one frame per feed",
             )
+        with self._running:
+            self._check_open()
+            program = self.simulator.functions.program
+            assert program is not None
+            layout_of(program, cores)  # a bad `cores` fails before any frame runs
         outputs = []
         for feed in feeds:
             self.run(feed)
@@ -340,7 +349,7 @@ class Session:
             self._check_open()
             program = self.simulator.functions.program
             assert program is not None
-            timing = stream_timing(program, count)
+            timing = stream_timing(program, count, cores)
         return StreamResult(timing, outputs)
 
     # ---- lifetime ----------------------------------------------------------------------

@@ -837,7 +837,9 @@ class FunctionLowering:
         # The loop order and staged weights as plan-tiles decided (the memory plan gave
         # the staged weights a slot): buffers depend on neither.
         if not isinstance(recorded, DictionaryAttr):
-            return replace(plan, staged=False)
+            # Not planned by plan-tiles: on one core (splitting is plan-tiles' choice,
+            # under its options).
+            return replace(plan, staged=False, cores=1, split="")
         order = recorded.data.get("order")
         staged = recorded.data.get("staged") == BoolAttr.from_bool(True)
         if isinstance(order, StringAttr) and order.data in ("weights", "input"):

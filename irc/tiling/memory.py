@@ -33,7 +33,8 @@ Which ops are views, concats, elementwise or MAC layers is the backend table's t
 (irc/backend): the planner asks an `OpKinds`, which the passes hand it.
 - Every other value gets its own buffer, live from the op that defines it (the start,
   for a function argument) to its last reader (the end, for a result of the
-  function).
+  function, and for an argument of a function marked `irc.keep_inputs`: plan-ddr's
+  `keep-inputs`, so that streamed frames can place their inputs early).
 
 Buffers that are never live at the same time share memory: groups of values (a
 buffer and its views, slices and in-place successors) are placed largest first, each
@@ -392,11 +393,18 @@ class OpKinds(Protocol):
         ...
 
 
+KEEP_INPUTS_ATTR = "irc.keep_inputs"
+"""A function whose arguments keep their buffers to its end (plan-ddr's
+`keep-inputs`): no tensor reuses an input's bytes, so that the runtime can place the
+next frame's inputs while this frame's later layers run."""
+
+
 def function_values(
     function: FuncOp, kinds: OpKinds, *, zero_copy: bool = True, in_place: bool = True
 ) -> tuple[list[Value], dict[SSAValue, int]]:
     """The values of `function`'s body in program order, with their roles decided
     (see the module docstring), and the index of each SSA value."""
+    keep_inputs = KEEP_INPUTS_ATTR in function.attributes
     block = function.body.blocks.first
     assert block is not None
     ops = list(block.ops)
@@ -415,7 +423,8 @@ def function_values(
         if isinstance(argument.type, TensorType):
             index_of[argument] = len(values)
             name = f"arg{argument.index}" if not argument.name_hint else argument.name_hint
-            values.append(Value(name, _bytes(argument.type), -1, last_use(argument), "argument"))
+            last = end if keep_inputs else last_use(argument)
+            values.append(Value(name, _bytes(argument.type), -1, last, "argument"))
     for op_index, op in enumerate(ops):
         for result in op.results:
             if not isinstance(result.type, TensorType):

@@ -105,6 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
         "the test suite's models: docs/partitioning.md)",
     )
     parser.add_argument(
+        "--layer-cores",
+        type=int,
+        default=0,
+        metavar="N",
+        help="on a target of several cores, split a layer across at most N of them (default "
+        "0: as many as pay); 1 keeps every layer on one core, and streamed frames take "
+        'turns on the cores (docs/simulator.md, "Streaming frames")',
+    )
+    parser.add_argument(
+        "--keep-inputs",
+        action="store_true",
+        help="the inputs keep their buffers to the end of a run (no tensor reuses them), so "
+        "that streamed frames place the next frame's inputs while this one runs",
+    )
+    parser.add_argument(
         "--float-layers",
         type=comma_list,
         default=[],
@@ -216,6 +231,8 @@ def _run(args: argparse.Namespace) -> int:
         calibration_samples=args.calibration_samples,
         calibration_stats=args.calibration_stats,
         partition=args.partition,
+        layer_cores=args.layer_cores,
+        keep_inputs=args.keep_inputs,
         float_layers=tuple(args.float_layers),
         int16_layers=tuple(args.int16_layers),
         int16_ops=tuple(args.int16_ops),

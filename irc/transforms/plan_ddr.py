@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
@@ -18,7 +26,7 @@ from irc import backend
 from irc.diagnostics import Diagnostic, Location, Severity, emit, error
 from irc.fileio import write_report
 from irc.passes import option
-from irc.tiling.memory import Homes, MemoryPlan, PlacementError, plan_function
+from irc.tiling.memory import KEEP_INPUTS_ATTR, Homes, MemoryPlan, PlacementError, plan_function
 
 OFFSETS_ATTR = "irc.ddr"
 """On an op: the offset of each tensor result in its memory's arena (or the weights
@@ -76,6 +84,10 @@ class PlanDDRPass(ModulePass):
     target has several for activations), each function `irc.ddr_arguments`,
     `irc.ddr_arena` (bytes, all arenas) and `irc.ddr_weights`; a remark gives the arena
     against the naive sum, and `report=FILE` writes every buffer (JSON for `.json`).
+    With `keep-inputs=true` the function's inputs keep their buffers to its end (no
+    later tensor reuses their bytes), so that streamed frames can place the next
+    input while a frame runs; the function is marked `irc.keep_inputs` for
+    lower-to-tile, which places the buffers again.
 
     ```mlir
     %r = nn.relu %y : tensor<1x8x8x16xi8>     // in place of %y, which dies here
@@ -92,6 +104,11 @@ class PlanDDRPass(ModulePass):
     report: str = option("", "write every buffer's placement to this file (JSON for .json)")
     zero_copy: bool = option(True, "views and concats share their inputs' buffers")
     in_place: bool = option(True, "elementwise ops write over an input that dies there")
+    keep_inputs: bool = option(
+        False,
+        "the inputs keep their buffers to the end, so that the runtime can place the next "
+        "frame's inputs while this frame runs (streamed frames)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from irc.targets import require_target
@@ -102,6 +119,9 @@ class PlanDDRPass(ModulePass):
         for function in [o for o in op.ops if isinstance(o, FuncOp)]:
             if function.body.blocks.first is None:
                 continue
+            if self.keep_inputs:
+                # Marked on the function: lower-to-tile places its buffers again.
+                function.attributes[KEEP_INPUTS_ATTR] = UnitAttr()
             try:
                 plan, index_of = plan_function(
                     function,

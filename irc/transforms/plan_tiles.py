@@ -305,14 +305,19 @@ def plan_module(
     cascades: bool = False,
     cascade_stripe: int = 0,
     split_cores: bool = False,
+    layer_cores: int = 0,
 ) -> TilingReport:
     """Plan every NPU layer of `module` for `target`, decide channel alignment
     (`irc.tiling.alignment`) and, with `cascades`, which chains of layers run as
     cascades (`irc.tiling.cascade`; with `cascade_stripe`, every chain that fits in
     stripes of that height, whatever its cost), annotate the ops, and report. With
     `split_cores`, every layer of several tiles is split across the target's cores,
-    whatever its cost (tests)."""
+    whatever its cost (tests); with `layer_cores`, a layer or cascade uses at most that
+    many of them (1: every layer on one core, for frames that take turns on the
+    cores)."""
     assert isinstance(target, Target)
+    if 0 < layer_cores < target.cores.count:
+        target = replace(target, cores=replace(target.cores, count=layer_cores))
     report = TilingReport(target.name, target.scratch.size_bytes)
     failures: list[Diagnostic] = []
     plans: dict[Operation, Plan] = {}
@@ -592,6 +597,14 @@ class PlanTilesPass(ModulePass):
     each layer's loads and stores are costed in the memory where memory planning (run
     first on the function as it stands) puts its input and output.
 
+    On a target of several cores (`[cores]`), each layer's plan is costed on one core
+    and split across the cores (by output channels, batch, rows or columns; a
+    cascade by runs of stripes), and the split is kept where it is faster (`cores`
+    and `split` in its `irc.tiling`; docs/tiling.md, "Cores"). `layer-cores=N` splits
+    a layer across N cores at most: with 1, every layer runs on one core, and
+    streamed frames take turns on the cores (docs/simulator.md). `split-cores=true`
+    splits every layer of several tiles, whatever its cost (tests).
+
     On a target whose weights live in a memory slower than the first memory of
     activations (flash or DRAM beside a system SRAM), a conv's plan may stage its
     weights (`staged = true` in its `irc.tiling`): copied whole into the system SRAM
@@ -632,6 +645,11 @@ class PlanTilesPass(ModulePass):
         "on a target of several cores, split every layer of several tiles across them, "
         "whatever its cost (for tests)",
     )
+    layer_cores: int = option(
+        0,
+        "the most cores one layer or cascade is split across (0: all the target's; 1: "
+        "every layer on one core, so that streamed frames take turns on the cores)",
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.run(op)
@@ -656,6 +674,14 @@ class PlanTilesPass(ModulePass):
                 Location(file=PIPELINE_FILE),
                 hint="plan-tiles{cascades=true cascade-stripe=4}",
             )
+        if not 0 <= self.layer_cores <= target.cores.count:
+            raise error(
+                f"layer-cores takes 0 (all of them) to the {target.cores.count} "
+                f"{'core' if target.cores.count == 1 else 'cores'} of {target.name}, got "
+                f"{self.layer_cores}",
+                Location(file=PIPELINE_FILE),
+                hint="plan-tiles{layer-cores=1}",
+            )
         report = plan_module(
             op,
             target,
@@ -664,6 +690,7 @@ class PlanTilesPass(ModulePass):
             self.cascades,
             self.cascade_stripe,
             self.split_cores,
+            self.layer_cores,
         )
         if self.report:
             report.write(self.report)

@@ -3,6 +3,8 @@
 // RUN: not irc-opt %s --target=edge-2tops -p 'plan-ddr,lower-to-tile' 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16}' | FileCheck %s --check-prefix=COST
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16 split-cores=true}' | FileCheck %s --check-prefix=SPLIT
+// RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16 split-cores=true layer-cores=1}' | FileCheck %s --check-prefix=LAYER1
+// RUN: not irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{layer-cores=3}' 2>&1 | FileCheck %s --check-prefix=LAYER3
 
 // plan-tiles on two cores: these small convs are not worth splitting (the planner
 // keeps them on one core); with split-cores (for tests) every layer of several tiles
@@ -12,6 +14,14 @@
 // SPLIT-LABEL: func.func @split_conv
 // SPLIT:        qnn.conv {{.*}}irc.tiling = {{{.*}}cores = 2 : i64, split = "rows", one_core_cycles = {{[0-9]+}} : i64}
 // SPLIT:        qnn.conv {{.*}}irc.tiling = {{{.*}}cores = 2 : i64, split = "rows"
+
+// layer-cores=1: no layer uses more than one core, even with split-cores (frames
+// that take turns on the cores, docs/simulator.md "Streaming frames"); more cores
+// than the target has is an error.
+// LAYER1-LABEL: func.func @split_conv
+// LAYER1-NOT:     cores = 2
+// LAYER3: error: layer-cores takes 0 (all of them) to the 2 cores of edge-2tops-2c, got 3
+// LAYER3-NEXT: hint: plan-tiles{layer-cores=1}
 
 // A layer split across two cores (docs/tiling.md, "Cores"): the first conv's plan
 // runs it on 2 cores (`cores = 2` in its irc.tiling, as plan-tiles records it where
