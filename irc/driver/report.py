@@ -746,6 +746,8 @@ def _cores_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str]
             parts = "stripes"
         elif cascade is not None:
             why, parts = f"in a cascade on one core: {_cascade_on_one(cascade)}", MISSING
+            if plan.core:
+                why += f"; on core {plan.core}: it does not wait for what runs on core 0 then"
         else:
             why, parts = plan.cores_note or "one core", plan.split if plan.cores > 1 else MISSING
         split += (cascade.cores if cascade is not None else plan.cores) > 1
@@ -773,7 +775,8 @@ def _cores_section(result: CompileResult, rows: Sequence[LayerRow]) -> list[str]
         "share of the input), a cascade's stripes into runs of stripes (each core "
         "recomputes the rows its first stripe reads), each share on its core's queues and "
         "in its own SRAM, when the planner estimates it faster than one core (the cores "
-        "share the memory ports). "
+        "share the memory ports). A layer on one core runs on core 1 (or another) beside "
+        "core 0 when it does not wait for what core 0 runs then (*why* says so). "
         "*one core*, *estimate*: the planner's cycles on one core and as planned; "
         "*cycles*: the layer's span in the simulated run.",
         "",

@@ -137,11 +137,17 @@ class LayerBuilder:
         before it. In a cascade, the nest is handed to it instead, to emit stripe by
         stripe (`emit_once`, `emit_stripe`). A plan on several cores splits the
         outermost dimension of more than one tile (`core_shares`): each core's share
-        is a nest of its own, with its own SRAM buffers, in a `tile.on_core`."""
+        is a nest of its own, with its own SRAM buffers, in a `tile.on_core`; a plan on
+        one core other than core 0 (`Plan.core`) is one nest in that core's."""
         if self.lowering.cascade is not None:
             self.lowering.cascade.register(self, dims)
             return
         shares = core_shares(dims, self.plan.cores)
+        if not shares and self.plan.core:
+            # On one core, not core 0: the nest in that core's `tile.on_core`.
+            body = self.em.scoped(functools.partial(self._nest, dims, {}, self.actions))
+            self.em.add(tile.OnCoreOp.build_on(self.plan.core, [*self.prologue, *body]))
+            return
         if not shares:
             mark = len(self.em.stack[0])
             self._nest(dims, {}, self.actions)

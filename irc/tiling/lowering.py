@@ -844,7 +844,8 @@ class FunctionLowering:
         staged = recorded.data.get("staged") == BoolAttr.from_bool(True)
         if isinstance(order, StringAttr) and order.data in ("weights", "input"):
             plan = replace(plan, order="weights" if order.data == "weights" else "input")
-        # The cores plan-tiles split the layer across (one when it recorded none).
+        # The cores plan-tiles split the layer across (one when it recorded none), or
+        # the one core it runs on.
         cores = recorded.data.get("cores")
         count = int(cores.value.data) if isinstance(cores, IntegerAttr) else 1
         if count > self.target.cores.count:
@@ -854,7 +855,22 @@ class FunctionLowering:
                 op,
                 hint="plan the layer for this target (plan-tiles)",
             )
-        return replace(plan, staged=staged, cores=count)
+        return replace(plan, staged=staged, cores=count, core=_core(recorded, op, self.target))
+
+
+def _core(recorded: DictionaryAttr, op: Operation, target: Target) -> int:
+    """The core a plan on one core runs on (`core` in its `irc.tiling`, or in a
+    cascade's `irc.cascade`; 0 when it records none)."""
+    core = recorded.data.get("core")
+    index = int(core.value.data) if isinstance(core, IntegerAttr) else 0
+    if not 0 <= index < target.cores.count:
+        raise error(
+            f"the plan runs on core {index}; {target.name} has "
+            f"{target.cores.count} {'core' if target.cores.count == 1 else 'cores'}",
+            op,
+            hint="plan the layer for this target (plan-tiles)",
+        )
+    return index
 
 
 def lower_function(function: FuncOp, target: Target, rules: LoweringRules) -> Statistics:
@@ -995,6 +1011,8 @@ class CascadeEmission:
         self.stripe = _int(self.attributes[0], "stripe")
         cores = self.attributes[0].data.get("cores")
         self.cores = int(cores.value.data) if isinstance(cores, IntegerAttr) else 1
+        self.core = _core(self.attributes[0], members[-1], lowering.target)
+        """The core a cascade on one core runs on."""
         if self.cores > lowering.target.cores.count:
             raise error(
                 f"the cascade's plan runs it on {self.cores} cores; {lowering.target.name} "
@@ -1036,8 +1054,12 @@ class CascadeEmission:
         em = self.lowering.emitter
         mark = len(em.stack[0])
         spans = core_spans(self.windows[-1].out_h, self.stripe, self.cores)
-        if self.cores == 1:
+        if self.cores == 1 and not self.core:
             self._emit_stripes(schedule(self.windows, self.stripe, self.sources))
+        elif self.cores == 1:
+            stripes = schedule(self.windows, self.stripe, self.sources)
+            body = em.scoped(functools.partial(self._emit_stripes, stripes))
+            em.add(tile.OnCoreOp.build_on(self.core, body))
         for core, span in enumerate(spans if self.cores > 1 else []):
             stripes = schedule(self.windows, self.stripe, self.sources, span)
             body = em.scoped(functools.partial(self._emit_stripes, stripes))

@@ -266,6 +266,9 @@ class Plan:
     """The estimated cycles of the same tile on one core (= `cycles` on one)."""
     cores_note: str = ""
     """On a target of several cores, why the layer runs on the cores it does."""
+    core: int = 0
+    """The core a plan on one core runs on (plan-tiles' `assign_cores`): another than
+    core 0 when the layer does not wait for what runs there and starts earlier."""
 
     @property
     def tile_count(self) -> int:

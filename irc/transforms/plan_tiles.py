@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -372,8 +373,107 @@ def plan_module(
     changed = {}
     for function in [o for o in module.ops if isinstance(o, FuncOp)]:
         changed.update(_hide_staging(function, plans, target, tile_sizes))
+    if target.cores.count > 1 and not split_cores:
+        for function in [o for o in module.ops if isinstance(o, FuncOp)]:
+            if function.body.blocks.first is not None:
+                changed.update(assign_cores(function, plans, report.cascades, target))
     report.plans = [changed.get(plan.layer.name, plan) for plan in report.plans]
     return report
+
+
+@dataclass
+class _Unit:
+    """A layer, or a cascade as one, as `assign_cores` schedules it."""
+
+    ops: list[Operation]
+    cycles: int
+    cores: int
+    """The cores it is split across (1: it runs on one, to be chosen)."""
+    depends: set[int] = field(default_factory=set)
+    """The units it reads the results of (through any ops between)."""
+
+
+def assign_cores(
+    function: FuncOp,
+    plans: dict[Operation, Plan],
+    cascades: Sequence[FormedCascade],
+    target: Target,
+) -> dict[str, Plan]:
+    """Choose the core of every layer (or cascade) that runs on one: in program order,
+    each goes to the core where its estimated cycles would end first, given when each
+    core's queues are free (the units before it there) and when the units whose
+    results it reads end (plus the target's `sync_latency_cycles` from another core);
+    a unit split across the cores starts when all are free. Ties keep core 0, so a
+    chain of layers stays on one core, and a branch that does not need what core 0 is
+    running (an Inception branch, a residual block's projection shortcut) runs beside
+    it. Records `core` in the op's `irc.tiling` (a cascade's members: in their
+    `irc.cascade`) where it is not 0; returns the standalone plans it moved."""
+    block = function.body.blocks.first
+    assert block is not None
+    units: list[_Unit] = []
+    unit_of: dict[Operation, int] = {}
+    groups: dict[int, int] = {}
+    for op in block.ops:
+        if op not in plans:
+            continue
+        cascade = op.attributes.get(CASCADE_ATTR)
+        if isinstance(cascade, DictionaryAttr):
+            group = int(cascade.data["group"].value.data)  # type: ignore[attr-defined]
+            if group not in groups:
+                formed = cascades[group].plan
+                groups[group] = len(units)
+                units.append(_Unit([], formed.cycles, formed.cores))
+            unit_of[op] = groups[group]
+            units[groups[group]].ops.append(op)
+        else:
+            unit_of[op] = len(units)
+            units.append(_Unit([op], plans[op].cycles, plans[op].cores))
+    # What each value depends on: the units whose results reach it.
+    reaches: dict[SSAValue, frozenset[int]] = {}
+    for op in block.ops:
+        inputs = frozenset().union(*(reaches.get(value, frozenset()) for value in op.operands))
+        if op in unit_of:
+            index = unit_of[op]
+            units[index].depends |= inputs - {index}
+            inputs = frozenset({index})
+        for result in op.results:
+            reaches[result] = inputs
+    count, latency = target.cores.count, target.cores.sync_latency_cycles
+    free, ends, cores = [0] * count, [0] * len(units), [0] * len(units)
+    for index, unit in enumerate(units):
+        if unit.cores > 1:
+            start = max([*free[: unit.cores], *(ends[d] + latency for d in unit.depends)])
+            ends[index] = start + unit.cycles
+            free[: unit.cores] = [ends[index]] * unit.cores
+            cores[index] = -1
+            continue
+
+        def finish(core: int, unit: _Unit = unit) -> int:
+            ready = [ends[d] + (latency if cores[d] != core else 0) for d in unit.depends]
+            return max([free[core], *ready]) + unit.cycles
+
+        cores[index] = min(range(count), key=lambda core: (finish(core), core))
+        ends[index] = free[cores[index]] = finish(cores[index])
+    moved: dict[str, Plan] = {}
+    for index, unit in enumerate(units):
+        core = cores[index]
+        if core <= 0:
+            continue
+        for op in unit.ops:
+            attribute = CASCADE_ATTR if CASCADE_ATTR in op.attributes else PLAN_ATTR
+            recorded = op.attributes[attribute]
+            assert isinstance(recorded, DictionaryAttr)
+            op.attributes[attribute] = DictionaryAttr(
+                {**recorded.data, "core": IntegerAttr(core, i64)}
+            )
+            mine = plans[op]
+            note = f"on core {core}: it does not wait for what runs on core 0 then"
+            plans[op] = moved[mine.layer.name] = replace(
+                mine,
+                core=core,
+                cores_note=f"{mine.cores_note}; {note}" if mine.cores_note else note,
+            )
+    return moved
 
 
 def _predicted_memories(module: ModuleOp, target: Target) -> dict[SSAValue, str]:

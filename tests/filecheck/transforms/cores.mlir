@@ -5,6 +5,7 @@
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16 split-cores=true}' | FileCheck %s --check-prefix=SPLIT
 // RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{tile-sizes=4,8,16,16 split-cores=true layer-cores=1}' | FileCheck %s --check-prefix=LAYER1
 // RUN: not irc-opt %s --target=edge-2tops-2c -p 'plan-tiles{layer-cores=3}' 2>&1 | FileCheck %s --check-prefix=LAYER3
+// RUN: irc-opt %s --target=edge-2tops-2c -p 'plan-tiles,lower-to-tile' | FileCheck %s --check-prefix=BESIDE
 
 // plan-tiles on two cores: these small convs are not worth splitting (the planner
 // keeps them on one core); with split-cores (for tests) every layer of several tiles
@@ -63,4 +64,24 @@ func.func @split_conv(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> te
   %b = qnn.conv %y, %w2 {layout = "nhwc", pads = [1, 1, 1, 1], irc.tiling = {tile = array<i64: 8, 8, 16, 16>, order = "input"}} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:5>>, tensor<16x3x3x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x8x8x16xi32>
   %z = qnn.requantize %b {multiplier = [1431655765], shift = [4]} : (tensor<1x8x8x16xi32>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:-1>>
   func.return %z : tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:-1>>
+}
+
+// Layers beside each other (docs/tiling.md, "Cores"): both convs read %x, neither is
+// worth splitting, so plan-tiles puts the second on core 1 (`core = 1` in its
+// irc.tiling) to run while core 0 computes the first; lower-to-tile emits it in
+// core 1's tile.on_core.
+// BESIDE-LABEL: func.func @branches
+// BESIDE:         tile.conv
+// BESIDE:         tile.on_core 1 {
+// BESIDE:           tile.conv
+// BESIDE:         }
+// BESIDE:         func.return
+func.func @branches(%x: tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>) -> (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:5>>, tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:-1>>) {
+  %w1 = qnn.constant dense<1> : tensor<16x3x3x16xi8> to tensor<16x3x3x16x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %w2 = qnn.constant dense<2> : tensor<16x3x3x16xi8> to tensor<16x3x3x16x!quant.uniform<i8<-127:127>:f32, 0.01>>
+  %a = qnn.conv %x, %w1 {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>, tensor<16x3x3x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x8x8x16xi32>
+  %y = qnn.requantize %a {multiplier = [1431655765], shift = [4], clamp_min = 5} : (tensor<1x8x8x16xi32>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:5>>
+  %b = qnn.conv %x, %w2 {layout = "nhwc", pads = [1, 1, 1, 1]} : (tensor<1x8x8x16x!quant.uniform<i8:f32, 0.1:-3>>, tensor<16x3x3x16x!quant.uniform<i8<-127:127>:f32, 0.01>>) -> tensor<1x8x8x16xi32>
+  %z = qnn.requantize %b {multiplier = [1431655765], shift = [4]} : (tensor<1x8x8x16xi32>) -> tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:-1>>
+  func.return %y, %z : tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:5>>, tensor<1x8x8x16x!quant.uniform<i8:f32, 0.3:-1>>
 }
