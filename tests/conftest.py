@@ -14,6 +14,13 @@ xdist worker, which runs hundreds of tests in turn, near what its current test n
   Both run only when the process holds more than TRIM_ABOVE_BYTES, so that the many
   small tests pay nothing.
 
+And the workers share the cores: `pytest -n N` gives each worker's BLAS (numpy's
+OpenBLAS) its share of the cores (`_share_the_cores_among_workers`), not all of them.
+OpenBLAS's threads spin while they wait for each other, so two workers with two
+threads each on two cores slowed each other's matrix products 8-18 times (measured on
+a 2-core machine beside another busy process, DenseNet-121's tile-level test took 52 s
+with two threads and 24 s with one).
+
 Property tests (hypothesis) are derandomized: the same examples every run.
 """
 
@@ -38,6 +45,27 @@ ones each run, to look for counterexamples (docs/testing.md)."""
 
 TRIM_ABOVE_BYTES = 512 * 2**20
 """A worker above this resident size collects and trims after each test."""
+
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""What numpy's BLAS (OpenBLAS, or MKL) reads its thread count from when it loads."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _share_the_cores_among_workers(config)
+
+
+def _share_the_cores_among_workers(config: pytest.Config) -> None:
+    """Under `pytest -n N`, give each worker's BLAS cores // N threads (at least one)
+    unless the environment sets a count. The controller sets the variables before it
+    starts the workers, which inherit them (as do the processes tests start) and read
+    them when numpy loads; its own numpy, if loaded, is not affected and does no work."""
+    workers = getattr(config.option, "numprocesses", None)
+    if os.environ.get("PYTEST_XDIST_WORKER") or not isinstance(workers, int) or workers < 1:
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = str(max(1, (cores or 1) // workers))
+    for variable in THREAD_VARIABLES:
+        os.environ.setdefault(variable, threads)
 
 
 def _resident_bytes() -> int:
