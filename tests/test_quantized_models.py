@@ -34,23 +34,26 @@ every model compared, and how onnxruntime behaves on either side of the bound.
     Both sides are compared as integers: a tensor that a DequantizeLinear computes is
     turned back into the integers it dequantized (round(y / scale) + zero point, exact).
 
-    - Layer by layer (`test_layers_match_onnxruntime`): every quantized activation of
-      the model, computed by irc from onnxruntime's own integers of the layer's inputs
-      (teacher forcing: each tensor is compared, then replaced by onnxruntime's), must
-      be within one step of onnxruntime's on at least 99.9% of its elements. This is
+    `test_layers_and_outputs_match_onnxruntime` imports and lowers each QDQ model once
+    and checks both:
+
+    - Layer by layer (`assert_layers_match`): every quantized activation of the model,
+      computed by irc from onnxruntime's own integers of the layer's inputs (teacher
+      forcing: each tensor is compared, then replaced by onnxruntime's), must be
+      within one step of onnxruntime's on at least 99.9% of its elements. This is
       where irc's integer ops and onnxruntime's kernels are compared; the differences
       are roundings of near ties (irc rounds the exact fixed-point product, onnxruntime
       a float32 product, both half to even).
-    - End to end (`test_outputs_match_onnxruntime`): the model's outputs over
-      EVALUATION_SAMPLES inputs, 99.9% within one step. On deep networks with random
-      weights a one-step difference in an early layer spreads through every later
-      one, so that two correct int8 executions differ by several steps at the
-      output: onnxruntime's own two executions of the same QDQ model (its integer
-      kernels, and every node as written in float) agree on 44% of DenseNet-121's
-      outputs. Below 99.9%, irc's share of outputs more than one step from
-      onnxruntime's kernels may be at most SPREAD_FACTOR times that of onnxruntime's
-      float execution plus SPREAD_SLACK: a systematic error (a wrong zero point,
-      rounding rule or fused activation) would be far above it.
+    - End to end (`assert_outputs_match`): the model's outputs over EVALUATION_SAMPLES
+      inputs, 99.9% within one step. On deep networks with random weights a one-step
+      difference in an early layer spreads through every later one, so that two
+      correct int8 executions differ by several steps at the output: onnxruntime's
+      own two executions of the same QDQ model (its integer kernels, and every node as
+      written in float) agree on 44% of DenseNet-121's outputs. Below 99.9%, irc's
+      share of outputs more than one step from onnxruntime's kernels may be at most
+      SPREAD_FACTOR times that of onnxruntime's float execution plus SPREAD_SLACK: a
+      systematic error (a wrong zero point, rounding rule or fused activation) would
+      be far above it.
 
 (b) Accuracy (`test_int8_accuracy_is_at_least_onnxruntimes`): irc's own int8 model
     (`quantize_with_irc`: graph-opt, percentile calibration on the same samples,
@@ -81,7 +84,6 @@ every model compared, and how onnxruntime behaves on either side of the bound.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +99,7 @@ from irc.ir.io import verify_module
 from irc.testing.models import light_models
 from irc.testing.quantized import (
     PAIR_SUM_LIMIT,
+    OrtQuantizedModel,
     OutputQuantization,
     compare_layers,
     cosine_similarity,
@@ -135,9 +138,8 @@ INTEGER_OPS = ("nn.conv", "nn.gemm", "nn.matmul")
 """Ops that must have become qnn ops for a comparison to be about integer arithmetic."""
 
 
-@lru_cache(maxsize=1)  # one model at a time: a test process holds no more than 2 GB
 def imported_and_lowered(path: Path) -> ModuleOp:
-    """The quantized model imported and lowered to qnn (cached: tests only run it)."""
+    """The quantized model imported and lowered to qnn."""
     module = import_model(path)
     with collect_diagnostics():  # lower-to-qnn's remarks
         lower_module(module, None)
@@ -172,14 +174,25 @@ def agreement(
 @pytest.mark.slow
 @pytest.mark.parametrize("activations", ACTIVATIONS)
 @pytest.mark.parametrize("name", MODELS)
-def test_layers_match_onnxruntime(name: str, activations: str) -> None:
+def test_layers_and_outputs_match_onnxruntime(name: str, activations: str) -> None:
+    """(a) on one QDQ model, imported and lowered once for both checks: the outputs end
+    to end first (teacher forcing then writes onnxruntime's integers into the results
+    it compares), then every quantized tensor layer by layer."""
     light = ort_quantized_light_model(name, MODEL_DIRECTORY, activations)  # type: ignore[arg-type]
     model = onnx.load(str(light.quantized_path))
+    module = imported_and_lowered(light.quantized_path)
+    assert_outputs_match(module, model, light)
+    assert_layers_match(module, model, light)
+
+
+def assert_layers_match(module: ModuleOp, model: onnx.ModelProto, light: OrtQuantizedModel) -> None:
+    """Every quantized tensor of `model`, computed by irc (`module`) from onnxruntime's
+    integers of its layer's inputs, within one step of onnxruntime's on at least
+    MIN_WITHIN_ONE_STEP of its elements, on the first evaluation input."""
     tensors = quantized_tensors(model)
     outputs = {output.name for output in model.graph.output}
     exported = [tensor.dequantized for tensor in tensors if tensor.dequantized not in outputs]
     reference = run_quantized_onnxruntime(with_float_outputs(model, exported), light.inputs[:1])[0]
-    module = imported_and_lowered(light.quantized_path)
 
     agreements = compare_layers(module, tensors, reference, light.inputs[0])
     assert [a.tensor for a in agreements] == [t.name for t in tensors], "a tensor was not compared"
@@ -190,15 +203,14 @@ def test_layers_match_onnxruntime(name: str, activations: str) -> None:
     )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("activations", ACTIVATIONS)
-@pytest.mark.parametrize("name", MODELS)
-def test_outputs_match_onnxruntime(name: str, activations: str) -> None:
-    light = ort_quantized_light_model(name, MODEL_DIRECTORY, activations)  # type: ignore[arg-type]
-    model = onnx.load(str(light.quantized_path))
+def assert_outputs_match(
+    module: ModuleOp, model: onnx.ModelProto, light: OrtQuantizedModel
+) -> None:
+    """The outputs of irc (`module`) and of onnxruntime's kernels on every evaluation
+    input: within one step on MIN_WITHIN_ONE_STEP of them, or spread no more than
+    onnxruntime's own float execution allows (module docstring)."""
     quantizations = output_quantization(model)
     assert quantizations, "every output of a QDQ model is dequantized"
-    module = imported_and_lowered(light.quantized_path)
 
     kernels = run_quantized_onnxruntime(model, light.inputs)
     ours = [run_function(module, inputs) for inputs in light.inputs]
