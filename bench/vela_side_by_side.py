@@ -22,6 +22,10 @@ their ratio. `--single-layers` compiles one conv, one depthwise conv, one fully
 connected layer and one elementwise add, each alone in a network, and prints the two
 estimates and why they differ (docs/simulator.md discusses each).
 
+`--predict-memories` compiles with irc-compile's `--predict-memories` (each layer's
+transfers costed where its tensors are predicted to live, not in the slowest memory
+of activations).
+
 `--no-transaction-bound` runs irc with memories that sustain their bandwidth whatever
 the transactions in flight (Vela's estimate reads no `max_reads`): the difference
 between the two runs is what Little's law costs (docs/simulator.md).
@@ -167,13 +171,14 @@ def unbounded_target(config: str, directory: Path) -> str:
     return str(path)
 
 
-def run_irc(model: Path, config: str) -> tuple[Run, float]:
+def run_irc(model: Path, config: str, predict: bool = False) -> tuple[Run, float]:
     """Compile `model` with irc for the target `config` (a preset or a file) and
-    simulate it."""
+    simulate it (with `predict`: `--predict-memories`)."""
     from irc.driver.pipeline import CompileOptions, compile_model
     from irc.driver.report import layer_rows
 
-    result = compile_model(model, CompileOptions(target=config, partition="support"))
+    options = CompileOptions(target=config, partition="support", predict_memories=predict)
+    result = compile_model(model, options)
     # The compile without its simulated run (Vela estimates, it does not simulate).
     seconds = sum(stage.seconds for stage in result.stages if stage.name != "simulate")
     simulation = result.simulation
@@ -265,7 +270,12 @@ def print_layers(vela: Run, irc: Run) -> None:
 
 
 def compare(
-    model: Path, config: str, repeats: int, directory: Path, bounded: bool = True
+    model: Path,
+    config: str,
+    repeats: int,
+    directory: Path,
+    bounded: bool = True,
+    predict: bool = False,
 ) -> tuple[Run, Run]:
     """Both compilers on one model and machine, interleaved `repeats` times."""
     vela = irc = None
@@ -275,7 +285,7 @@ def compare(
     for _ in range(repeats):
         vela, seconds = run_vela(model, config, directory)
         vela_times.append(seconds)
-        irc, seconds = run_irc(model, target)
+        irc, seconds = run_irc(model, target, predict)
         irc_times.append(seconds)
     assert vela is not None and irc is not None
     vela.compile_seconds, irc.compile_seconds = vela_times, irc_times
@@ -312,6 +322,12 @@ def main() -> None:
         help="irc's memories sustain their bandwidth whatever the transactions in flight, "
         "as Vela's estimate assumes (Little's law off)",
     )
+    parser.add_argument(
+        "--predict-memories",
+        action="store_true",
+        help="irc-compile --predict-memories: each layer's transfers costed in the memory "
+        "its tensors are predicted to live in",
+    )
     parser.add_argument("--json", type=Path, help="write every figure here")
     arguments = parser.parse_args()
 
@@ -325,7 +341,9 @@ def main() -> None:
         for config in arguments.configs.split(","):
             for name, path in models.items():
                 bounded = not arguments.no_transaction_bound
-                vela, irc = compare(path, config, arguments.repeats, directory, bounded)
+                vela, irc = compare(
+                    path, config, arguments.repeats, directory, bounded, arguments.predict_memories
+                )
                 print_comparison(name, config, vela, irc)
                 if not arguments.no_layers and not arguments.single_layers:
                     print_layers(vela, irc)

@@ -376,22 +376,23 @@ def test_channel_alignment_pads_only_where_it_pays(
 
 
 def test_layers_are_costed_at_the_memory_their_tensors_will_live_in() -> None:
-    """On a placement of two memories of activations (the Ethos-U65's 384 KB system
-    SRAM, then DRAM), a layer's loads and stores are costed where memory planning will
-    put its tensors, not all in the slowest memory: a small map in the system SRAM, a
-    map too large for it in DRAM."""
+    """With predict-memories, on a placement of two memories of activations (the
+    Ethos-U65's 384 KB system SRAM, then DRAM), a layer's loads and stores are costed
+    where memory planning will put its tensors, not all in the slowest memory: a small
+    map in the system SRAM, a map too large for it in DRAM."""
     from test_interp_tile import qtype
     from test_lower_to_tile import conv, program
 
     u65 = load_target("ethos-u65-256")
     rng = np.random.default_rng(3)
 
-    def planned(size: int, target: object = u65) -> Plan:
+    def planned(size: int, target: object = u65, predict: bool = True) -> Plan:
         shape = (1, size, size, 32)
         x_type = qtype(shape, 0.1, -3)
         layer = conv(rng, "a", "x", x_type, shape, 32, kernel=(1, 1), pads=(0, 0, 0, 0))
         text = program([("x", x_type)], layer.lines, [("a", layer.output_type)])
-        [plan] = plan_module(parse_module(text, make_context(), "m.mlir"), target).plans
+        module = parse_module(text, make_context(), "m.mlir")
+        [plan] = plan_module(module, target, predict_memories=predict).plans
         return plan
 
     # 28 x 28 x 32 bytes in and out (25 KB each): both in the system SRAM.
@@ -404,5 +405,7 @@ def test_layers_are_costed_at_the_memory_their_tensors_will_live_in() -> None:
     # law leaves it 6.1 bytes a cycle against the system SRAM's 16).
     in_dram = plan_layer(dataclasses.replace(small.layer, in_memory="dram", out_memory=""), u65)
     assert in_dram.cycles > small.cycles
-    # One memory of activations (npu-demo's DDR): nothing to predict.
+    # One memory of activations (npu-demo's DDR): nothing to predict. Without
+    # predict-memories (the default), every layer is costed in the slowest memory.
     assert planned(28, NPU_DEMO).layer.in_memory == ""
+    assert planned(28, predict=False).layer.in_memory == ""

@@ -113,6 +113,9 @@ class CompileOptions:
     layer_cores: int = 0
     """The most cores one layer or cascade is split across (0: all the target's; 1:
     every layer on one core, so that streamed frames take turns on the cores)."""
+    predict_memories: bool = False
+    """Cost each layer's transfers in the memory its tensors are predicted to live in
+    (plan-tiles' `predict-memories`), on several memories of activations."""
     keep_inputs: bool = False
     """The inputs keep their buffers to the end of a run (streamed frames place the
     next frame's inputs early)."""
@@ -166,6 +169,7 @@ class CompileOptions:
                 align_channels=self.opt_level >= 2,
                 cascades=self.opt_level >= 2,
                 **({"layer_cores": self.layer_cores} if self.layer_cores else {}),
+                **({"predict_memories": True} if self.predict_memories else {}),
             ),
             make("plan-ddr", target=target, **({"keep_inputs": True} if self.keep_inputs else {})),
             make("lower-to-tile", target=target),
@@ -189,6 +193,7 @@ class CompileOptions:
             "partition": self.partition,
             "layer_cores": self.layer_cores,
             "keep_inputs": self.keep_inputs,
+            "predict_memories": self.predict_memories,
             "bias_correction": self.opt_level >= 2,
             "float_layers": list(self.float_layers),
             "int16_layers": list(self.int16_layers),

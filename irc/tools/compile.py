@@ -114,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
         'turns on the cores (docs/simulator.md, "Streaming frames")',
     )
     parser.add_argument(
+        "--predict-memories",
+        action="store_true",
+        help="on several memories of activations (a system SRAM, then DRAM), cost each "
+        "layer's transfers in the memory its tensors are predicted to live in, not the "
+        "slowest (plan-tiles{predict-memories=true})",
+    )
+    parser.add_argument(
         "--keep-inputs",
         action="store_true",
         help="the inputs keep their buffers to the end of a run (no tensor reuses them), so "
@@ -233,6 +240,7 @@ def _run(args: argparse.Namespace) -> int:
         partition=args.partition,
         layer_cores=args.layer_cores,
         keep_inputs=args.keep_inputs,
+        predict_memories=args.predict_memories,
         float_layers=tuple(args.float_layers),
         int16_layers=tuple(args.int16_layers),
         int16_ops=tuple(args.int16_ops),

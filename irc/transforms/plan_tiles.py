@@ -307,6 +307,7 @@ def plan_module(
     cascade_stripe: int = 0,
     split_cores: bool = False,
     layer_cores: int = 0,
+    predict_memories: bool = False,
 ) -> TilingReport:
     """Plan every NPU layer of `module` for `target`, decide channel alignment
     (`irc.tiling.alignment`) and, with `cascades`, which chains of layers run as
@@ -315,7 +316,8 @@ def plan_module(
     `split_cores`, every layer of several tiles is split across the target's cores,
     whatever its cost (tests); with `layer_cores`, a layer or cascade uses at most that
     many of them (1: every layer on one core, for frames that take turns on the
-    cores)."""
+    cores); with `predict_memories`, each layer's transfers are costed in the memory
+    its tensors are predicted to live in (`_predicted_memories`)."""
     assert isinstance(target, Target)
     if 0 < layer_cores < target.cores.count:
         target = replace(target, cores=replace(target.cores, count=layer_cores))
@@ -323,7 +325,7 @@ def plan_module(
     failures: list[Diagnostic] = []
     plans: dict[Operation, Plan] = {}
     names: dict[Operation, str] = {}
-    memories = _predicted_memories(module, target)
+    memories = _predicted_memories(module, target) if predict_memories else {}
     for op in module.walk():
         if not backend.on_npu(op, target):
             continue
@@ -694,7 +696,8 @@ class PlanTilesPass(ModulePass):
     forms every cascade that fits in stripes of N rows, whatever its cost (tests).
 
     On a placement of several memories of activations (a system SRAM, then DRAM),
-    each layer's loads and stores are costed in the memory where memory planning (run
+    each layer's loads and stores are costed in the slowest of them (a tensor may end
+    up there); with `predict-memories=true`, in the memory where memory planning (run
     first on the function as it stands) puts its input and output.
 
     On a target of several cores (`[cores]`), each layer's plan is costed on one core
@@ -745,6 +748,11 @@ class PlanTilesPass(ModulePass):
         "on a target of several cores, split every layer of several tiles across them, "
         "whatever its cost (for tests)",
     )
+    predict_memories: bool = option(
+        False,
+        "on several memories of activations, cost each layer's transfers in the memory "
+        "memory planning predicts for its tensors, not the slowest",
+    )
     layer_cores: int = option(
         0,
         "the most cores one layer or cascade is split across (0: all the target's; 1: "
@@ -791,6 +799,7 @@ class PlanTilesPass(ModulePass):
             self.cascade_stripe,
             self.split_cores,
             self.layer_cores,
+            self.predict_memories,
         )
         if self.report:
             report.write(self.report)
