@@ -303,8 +303,9 @@ class Session:
         and early layers overlap frame k's compute wherever the memories allow
         (irc/sim/streaming.py). On a target of several cores, the frames of a package
         whose layers all run on one core (`irc-compile --layer-cores 1`) take turns on
-        `cores` of them (default: all), frame k on core k % cores; a package with
-        layers split across the cores runs every frame on them.
+        `cores` of them (default: as many as have room for an arena of activations
+        each), frame k on core k % cores; a package with layers split across the cores
+        runs every frame on them.
         """
         from irc.sim.streaming import layout_of, stream_timing
 
