@@ -226,10 +226,13 @@ def layout_of(program: Program, cores: int | None = None) -> Layout:
             hint=f"cores=1 to {available}",
         )
     short = None
-    for turns in [cores] if cores is not None else range(available, 0, -1):
+    tried = range(available, 1, -1) if cores is None else range(cores, 1, -1)[:1]
+    for turns in tried:
         arenas, short = _arenas(program, turns)
         if short is None:
-            return Layout(max(turns, program.cores), turns, arenas if turns > 1 else ())
+            return Layout(max(turns, program.cores), turns, arenas)
+    if cores is None or cores == 1:
+        return Layout(program.cores, 1)  # every frame on core 0, in the program's arena
     raise error(
         f"frames taking turns on {cores} cores need an arena of activations each: {short}",
         program.function,

@@ -447,7 +447,7 @@ def assign_cores(
             start = max([*free[: unit.cores], *(ends[d] + latency for d in unit.depends)])
             ends[index] = start + unit.cycles
             free[: unit.cores] = [ends[index]] * unit.cores
-            cores[index] = -1
+            cores[index] = -1  # on every core: a reader on any core waits across cores
             continue
 
         def finish(core: int, unit: _Unit = unit) -> int:
