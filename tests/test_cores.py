@@ -55,6 +55,11 @@ def two_core_convs(rng: np.random.Generator, size: int = 32) -> tuple[str, np.nd
     return text, int8(rng, shape)
 
 
+SPLIT = "plan-tiles{split-cores=true},lower-to-tile,lower-to-npu"
+"""Every layer of several tiles split across the cores, whatever the planner's costs
+say (the tests of the synchronisation between them)."""
+
+
 def cores_of(module: ModuleOp) -> set[int]:
     return {op.core_index() for op in module.walk() if isinstance(op, npu.Command)}
 
@@ -148,7 +153,7 @@ def test_deleting_any_synchronisation_across_cores_is_reported() -> None:
     is needed: deleting one is a hazard naming both commands (or a wait for a token
     nothing sets). (Within a core: tests/test_simulator.py.)"""
     text, x = two_core_convs(np.random.default_rng(24), 8)
-    compiled = compile_to_npu(text, target=TWO_CORES)
+    compiled = compile_to_npu(text, SPLIT, TWO_CORES)
     signals = {
         op.props().int("token"): op for op in compiled.walk() if isinstance(op, npu.SignalOp)
     }
@@ -167,7 +172,7 @@ def test_deleting_any_synchronisation_across_cores_is_reported() -> None:
 
 def test_a_race_across_cores_names_both_commands_and_their_cores() -> None:
     text, x = two_core_convs(np.random.default_rng(24), 8)
-    compiled = compile_to_npu(text, target=TWO_CORES)
+    compiled = compile_to_npu(text, SPLIT, TWO_CORES)
     function = compiled.ops.first
     signals = {
         op.props().int("token"): op for op in function.walk() if isinstance(op, npu.SignalOp)
@@ -183,14 +188,14 @@ def test_a_race_across_cores_names_both_commands_and_their_cores() -> None:
 
 def test_a_program_for_two_cores_does_not_run_on_one() -> None:
     text, x = two_core_convs(np.random.default_rng(23), 8)
-    compiled = compile_to_npu(text, target=TWO_CORES)
+    compiled = compile_to_npu(text, SPLIT, TWO_CORES)
     with pytest.raises(IrcError, match="runs on 2 cores; npu-demo has 1"):
         simulate(compiled, [x], NPU_DEMO)
 
 
 def test_the_trace_has_one_process_per_core() -> None:
     text, x = two_core_convs(np.random.default_rng(23), 8)
-    _, report = simulate(compile_to_npu(text, target=TWO_CORES), [x], TWO_CORES)
+    _, report = simulate(compile_to_npu(text, SPLIT, TWO_CORES), [x], TWO_CORES)
     events = chrome_trace(report)["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
     assert names == {0: "npu-demo core 0", 1: "npu-demo core 1"}

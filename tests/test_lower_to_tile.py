@@ -1069,7 +1069,7 @@ def test_an_elementwise_op_from_int8_to_uint8_of_a_computed_value(kind: str) -> 
 )
 def test_constant_pad(pads: list[int], tmp_path: Path) -> None:
     rng = np.random.default_rng(21)
-    shape = (1, 6, 7, 10)
+    shape = (1, 12, 7, 10)
     out = [size + pads[axis] + pads[axis + 4] for axis, size in enumerate(shape)]
     x_type, y_type = qtype(shape, 0.1, -17), qtype(out, 0.1, -17)
     # plan-tiles does not plan pads: with 1 KiB of SRAM the lowering's own plan cuts
@@ -1176,11 +1176,11 @@ def test_a_concat_of_conv_outputs_is_zero_copy(axis: int) -> None:
 
 def test_a_concat_rescales_inputs_of_other_scales(tmp_path: Path) -> None:
     rng = np.random.default_rng(24)
-    shapes = [(1, 6, 7, 6), (1, 6, 7, 10), (1, 6, 7, 3)]
+    shapes = [(1, 12, 7, 6), (1, 12, 7, 10), (1, 12, 7, 3)]
     scales, zeros = [0.0513, 0.1137, 0.0871], [0, -20, -3]
     y_scale, y_zero = 0.0871, -3
     types = [qtype(shape, scale, zero) for shape, scale, zero in zip(shapes, scales, zeros)]
-    y_type = qtype((1, 6, 7, 19), y_scale, y_zero)
+    y_type = qtype((1, 12, 7, 19), y_scale, y_zero)
     pairs = [scheme.rescale_multiplier(scale, y_scale) for scale in scales]
     pairs[2] = fixed_point.IDENTITY_MULTIPLIER  # the same type as the result: copied as is
     body = (
@@ -1509,7 +1509,7 @@ def test_a_small_cnn_with_a_residual_add_a_pool_a_flatten_and_a_gemm() -> None:
     first = conv(rng, "c1", "x", x_type, shape, 8, input_scale=0.05, tile=(3, 5, 8, 3),
                  output_scale=1.0)  # fmt: skip
     second = conv(rng, "c2", "c1", first.output_type, first.output_shape, 8, input_scale=1.0,
-                  tile=(5, 3, 3, 8), relu=False, output_scale=1.0, output_zero_point=-5)  # fmt: skip
+                  tile=(8, 8, 3, 8), relu=False, output_scale=1.0, output_zero_point=-5)  # fmt: skip
     sum_type, pooled_type = qtype((1, 8, 8, 8), 1.5, -10), qtype((1, 4, 4, 8), 1.5, -10)
     flat_type = qtype((1, 128), 1.5, -10)
     add = ", ".join(f"{k} = {v}" for k, v in sorted(scheme.add_parameters(1.0, 1.0, 1.5).items()))

@@ -273,12 +273,35 @@ def test_the_planner_counts_a_weight_slice_that_straddles_bursts() -> None:
     )  # fmt: skip
     model = LayerModel(layer, target)
     cycles, moved = model.weight_dma(32, 104)
-    parameters = 32 * (layer.accumulator_bytes + REQUANT_PAIR_BYTES)
-    assert moved == round(32 * 1.75 * 128) + -(-parameters // 128) * 128
+    # The bias (32 x 4 bytes) and the requantization pairs (32 x 8) of a 32-channel
+    # tile: a DMA each, as the lowering emits them, at multiples of their sizes (whole
+    # bursts here).
+    bias, pairs = 32 * layer.accumulator_bytes, 32 * REQUANT_PAIR_BYTES
+    assert moved == round(32 * 1.75 * 128) + bias + pairs
     # A slice of 128 channels starts on a burst: one burst a run.
-    assert model.weight_dma(32, 128)[1] == 32 * 128 + -(-parameters // 128) * 128
+    assert model.weight_dma(32, 128)[1] == 32 * 128 + bias + pairs
     flash = target.memories["flash"]
-    assert cycles == flash.read_latency_cycles + moved  # one descriptor; a byte a cycle
+    assert cycles == 3 * flash.read_latency_cycles + moved  # three DMAs; a byte a cycle
+
+
+def test_the_planner_counts_a_channel_slice_of_a_gemm_s_weights_row_by_row() -> None:
+    """A gemm's K x N weights: a tile of 40 of its 1000 output channels is a run of 40
+    bytes in each of its K rows (the lowering's box), 1000 bytes apart: runs start at
+    multiples of 40 within 128-byte bursts, so some straddle two; the whole N is one
+    run. The simulator moves a gemm tile so (the lit test plan-tiles.mlir's @gemm
+    agrees with its simulation to 0.01%)."""
+    from irc.tiling.planner import Layer, LayerModel, mean_bursts
+
+    target = load_target("ethos-u55-256")
+    layer = Layer(
+        "fc", "qnn.gemm", "conv", "mac", 1, 1, 1, 512, 1, 1, 1000,
+        has_weights=True, has_bias=False, weights_by_depth=True,
+    )  # fmt: skip
+    model = LayerModel(layer, target)
+    flash = model.weight_memory
+    runs = model._weight_runs(flash, 40, 64)
+    assert runs[1] == round(64 * mean_bursts(40, 40, 128) * 128) > 64 * 40
+    assert model._weight_runs(flash, 1000, 64) == (64 + 64_000, 64_000)
 
 
 # --------------------------------------------------------------------------------------

@@ -490,7 +490,7 @@ WORKED_EXAMPLE = """func.func @main(%x: tensor<1x56x56x32x!quant.uniform<i8:f32,
 
 def test_the_worked_example_simulates_within_5_percent_of_the_macs_alone() -> None:
     """The worked example's conv: 225,792 cycles of MACs. The planner takes tiles of 3 rows and
-    estimates 237,836; the simulation agrees within 2%, and within 5% of the hand
+    estimates 237,904; the simulation agrees within 2%, and within 5% of the hand
     count (issue 8): the first tile starts on 16 output channels' weights while the
     rest stream in behind it."""
     x = int8(np.random.default_rng(23), (1, 56, 56, 32))
@@ -503,7 +503,7 @@ def test_the_worked_example_simulates_within_5_percent_of_the_macs_alone() -> No
     assert names.count("npu.conv") == 19 + 3 and names.count("npu.requantize") == 1
     assert report.total.busy["mac"] == 226_400 + 3 * 32
     assert report.total.busy["vector"] == 3 * 56 * 64 // 16
-    assert abs(report.cycles - 237_836) <= 0.02 * 237_836
+    assert abs(report.cycles - 237_904) <= 0.02 * 237_904
     assert report.cycles <= 1.05 * 225_792
     assert report.cycles == 236_940
     assert (report.total.ddr_read, report.total.ddr_written) == (183_808, 200_704)

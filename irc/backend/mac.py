@@ -123,6 +123,7 @@ def conv_layer(op: Operation, name: str) -> Layer:
         out_bytes=_output_bytes(op) if quantized else element_bytes(op.results[0].type),
         weight_bytes=element_bytes(op.operands[1].type),
         has_weights=True,
+        has_bias=len(op.operands) > 2,
         quantized=quantized,
         in_c_stored=stored_channels(op.operands[0]),
         out_c_stored=stored_channels(output_value(op)),
@@ -158,6 +159,8 @@ def gemm_layer(op: Operation, name: str) -> Layer:
         out_bytes=_output_bytes(op) if quantized else element_bytes(op.results[0].type),
         weight_bytes=element_bytes(op.operands[1].type),
         has_weights=True,
+        has_bias=isinstance(op, qnn.GemmOp | nn.GemmOp) and op.bias is not None,
+        weights_by_depth=not props.bool("trans_b"),
         quantized=quantized,
     )
 

@@ -22,21 +22,23 @@ For a tile, the model counts (docs/tiling.md gives the formulas):
   tensor moves contiguous runs, each rounded up to whole bursts, and costs the DDR
   latency once per descriptor. A weight tile of a conv is contiguous when it holds the
   whole K (OHWI); a slice of K is a run of its inputs for every output channel and
-  tap.
+  tap; a channel tile's bias and requantization pairs are a DMA each.
 - **Compute cycles**: on the MAC array, per output pixel, ceil(channels / columns)
   x ceil(depth / rows) passes for each kernel tap (a depthwise conv puts the taps on
   the rows: ceil(channels / columns) x ceil(taps / rows)), plus rows + columns cycles
   to fill and drain the array for every tile step; on the vector unit, per output
   pixel, ceil(channels / lanes) per tap or input.
-- **Time**: double buffered, DMA overlaps compute, so the layer takes the longer of
-  its total compute and its total DMA (loads and stores share the DDR's bandwidth),
-  plus the first tile's loads and the last tile's store, which nothing overlaps (of
-  weights the stream loads in chunks, `streams_weights`, the first chunk only), and,
-  when compute bounds the layer, the part of the last full tile's store that a short
-  last tile does not hide; single buffered, the sum.
+- **Time**: double buffered, DMA overlaps compute. Compute bound, the layer takes its
+  compute plus the first tile's loads and the last tile's store, which nothing
+  overlaps (of weights the stream loads in chunks, `streams_weights`, the first chunk
+  only), plus the part of the last full tile's store that a short last tile does not
+  hide; bound by its transfers (loads and stores share the DDR's bandwidth), their
+  total plus the last tile's compute. Single buffered, the sum (at least the busiest
+  port's time, which a split across cores shares).
 
 `plan_layer` evaluates candidate tiles and keeps the fastest that fits (ties: less
-DDR traffic, then less SRAM, then the larger tile), trying double buffering first.
+DDR traffic, then less SRAM, then the larger tile): double buffered tiles and the
+whole layer single buffered, then every tile single buffered if none of those fits.
 A layer whose smallest tile does not fit even single buffered is a `TilingError`
 that gives the SRAM it needs (`minimum_sram`).
 """
@@ -118,6 +120,11 @@ class Layer:
     out_bytes: int = 1
     weight_bytes: int = 1
     has_weights: bool = False
+    has_bias: bool = True
+    """A MAC layer adds a bias per output channel (loaded beside its weights)."""
+    weights_by_depth: bool = False
+    """A gemm's weights are stored K x N (a tile of them is a run of its output
+    channels for each of its K rows), not N x K as a conv's."""
     quantized: bool = True
     channel_parameter_bytes: int = 0
     """SRAM bytes of constant data per output channel of a vector-unit layer (the
@@ -719,24 +726,43 @@ class LayerModel:
             self.output_memory, False, runs, run * layer.out_bytes, 1, step * layer.out_bytes
         )
 
-    def _parameter_bytes(self, channels: int) -> int:
-        """The bytes of `channels` output channels' bias and requantization pairs."""
+    def parameter_dma(self, memory: _Memory, channels: int) -> tuple[int, int]:
+        """(cycles, bytes) of a channel tile's bias and requantization pairs read from
+        `memory`: one DMA of each, as the lowering emits them, each with the memory's
+        latency and starting at a multiple of its own size (a tile's slice)."""
         layer = self.layer
-        return channels * (layer.accumulator_bytes + (REQUANT_PAIR_BYTES if layer.quantized else 0))
+        cycles = moved = 0
+        sizes = [layer.accumulator_bytes if layer.has_bias else 0]
+        sizes.append(REQUANT_PAIR_BYTES if layer.quantized else 0)
+        for size in sizes:
+            if size:
+                run = channels * size
+                c, m = self.dma_cycles(memory, True, 1, run, 1, run)
+                cycles, moved = cycles + c, moved + m
+        return cycles, moved
 
     def _weight_runs(self, memory: _Memory, channels: int, depth: int) -> tuple[int, int]:
         """(cycles, bytes) of a weight tile alone read from `memory`: a slice of K of an
         O x KH x KW x I weight is a run of `depth` inputs for every output channel and
         tap, the runs I apart, the slices `depth` apart (so a run starts at a multiple of
-        both); else one run."""
+        both); a slice of N of a gemm's K x N weight is a run for each of its K rows;
+        else one run, at a multiple of its size (a slice of output channels)."""
         layer = self.layer
         taps = layer.kernel[0] * layer.kernel[1]
-        if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
+        if layer.weights_by_depth:
+            if channels == layer.out_c:
+                size = depth * channels * layer.weight_bytes
+                return self.dma_cycles(memory, True, 1, size, 1, size)
+            full = layer.out_c * layer.weight_bytes
+            run = channels * layer.weight_bytes
+            return self.dma_cycles(memory, True, depth, run, 1, math.gcd(full, run))
+        if layer.kind == "conv" and depth < self.full_depth:
             full = self.full_depth * layer.weight_bytes
             run = depth * layer.weight_bytes
             return self.dma_cycles(memory, True, channels * taps, run, 1, math.gcd(full, run))
         elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
-        return self.dma_cycles(memory, True, 1, elements * layer.weight_bytes, 1)
+        size = elements * layer.weight_bytes
+        return self.dma_cycles(memory, True, 1, size, 1, size)
 
     @_remembered
     def staged_weight_dma(self, channels: int, depth: int) -> tuple[int, int, int, int]:
@@ -744,24 +770,17 @@ class LayerModel:
         memory, then (cycles, bytes) of its parameters from the weights' memory."""
         assert self.stage_memory is not None
         weights = self._weight_runs(self.stage_memory, channels, depth)
-        rest = self.dma_cycles(self.weight_memory, True, 1, self._parameter_bytes(channels), 1)
+        rest = self.parameter_dma(self.weight_memory, channels)
         return weights[0], weights[1], rest[0], rest[1]
 
     @_remembered
     def weight_dma(self, channels: int, depth: int) -> tuple[int, int]:
         """(cycles, bytes) of a weight tile and its parameters from the weights' memory:
-        one DMA of both when the tile holds the whole K, else the slice's runs and one
-        of the parameters."""
-        layer = self.layer
-        parameters = self._parameter_bytes(channels)
-        if layer.conv_steps and layer.kind == "conv" and depth < self.full_depth:
-            weights = self._weight_runs(self.weight_memory, channels, depth)
-            rest = self.dma_cycles(self.weight_memory, True, 1, parameters, 0)
-            return weights[0] + rest[0], weights[1] + rest[1]
-        taps = layer.kernel[0] * layer.kernel[1]
-        elements = channels * taps * (1 if layer.kind == "depthwise" else depth)
-        size = elements * layer.weight_bytes + parameters
-        return self.dma_cycles(self.weight_memory, True, 1, size, 1)
+        a DMA of the weights (the slice's runs when the tile holds part of K), one of
+        the bias and one of the requantization pairs."""
+        weights = self._weight_runs(self.weight_memory, channels, depth)
+        rest = self.parameter_dma(self.weight_memory, channels)
+        return weights[0] + rest[0], weights[1] + rest[1]
 
     # ---- compute ----------------------------------------------------------------------
 
@@ -789,6 +808,7 @@ class LayerModel:
         k_pieces = _splits(self.full_depth, tile.depth)
         spatial_tiles = layer.batch * sum(c for _, c in h_pieces) * sum(c for _, c in w_pieces)
         channel_tiles = sum(c for _, c in c_pieces)
+        k_steps = sum(c for _, c in k_pieces)
         shared_input = not split and layer.kind == "conv" and layer.groups == 1
         total = _Cost()
         for (h, hc), (w, wc), (ch, cc), (k, kc) in product(h_pieces, w_pieces, c_pieces, k_pieces):
@@ -810,26 +830,30 @@ class LayerModel:
             )
             if layer.has_weights:
                 w_count = count / spatial_tiles if order == "weights" and not split else count
+                # The bias and pairs of a channel tile load once for all its K steps.
+                p_count = w_count / k_steps
+                p_cycles, p_bytes = self.parameter_dma(self.weight_memory, ch)
                 if staged:
                     # The weights from the stage (dma_in), the parameters from their
                     # memory (on the weight stream, if the target has one).
                     assert self.stage_memory is not None
-                    s_cycles, s_bytes, w_cycles, w_bytes = self.staged_weight_dma(ch, k)
+                    s_cycles, s_bytes = self._weight_runs(self.stage_memory, ch, k)
                     total.load += round(w_count * s_cycles)
                     total.carry(self.stage_memory.port, round(w_count * s_cycles))
                     total.read += round(w_count * s_bytes)
+                    w_cycles = round(p_count * p_cycles)
+                    w_bytes = round(p_count * p_bytes)
                 else:
-                    w_cycles, w_bytes = self.weight_dma(ch, k)
+                    weights = self._weight_runs(self.weight_memory, ch, k)
+                    w_cycles = round(w_count * weights[0] + p_count * p_cycles)
+                    w_bytes = round(w_count * weights[1] + p_count * p_bytes)
                 if self.weight_stream:
-                    total.weight_load += round(w_count * w_cycles)
+                    total.weight_load += w_cycles
                 else:
-                    total.load += round(w_count * w_cycles)
-                total.carry(self.weight_memory.port, round(w_count * w_cycles))
-                total.read += round(w_count * w_bytes)
-                total.weights = (
-                    total.weights[0] + round(w_count * w_cycles),
-                    total.weights[1] + round(w_count * w_bytes),
-                )
+                    total.load += w_cycles
+                total.carry(self.weight_memory.port, w_cycles)
+                total.read += w_bytes
+                total.weights = (total.weights[0] + w_cycles, total.weights[1] + w_bytes)
             out_cycles, out_bytes = self.output_dma(h, w, ch)
             total.store += (count // kc) * out_cycles
             total.carry(self.output_memory.port, (count // kc) * out_cycles)
@@ -850,6 +874,17 @@ class LayerModel:
             total.read += size
             total.written += size
         return total
+
+    def whole(self, tile: Tile) -> bool:
+        """Whether the tile is the whole layer (one tile, nothing to overlap)."""
+        layer = self.layer
+        return (
+            layer.batch == 1
+            and tile.rows >= layer.out_h
+            and tile.columns >= layer.out_w
+            and tile.channels >= layer.out_c
+            and tile.depth >= self.full_depth
+        )
 
     @property
     def full_depth(self) -> int:
@@ -1050,14 +1085,21 @@ class LayerModel:
     def cycles(self, tile: Tile, cost: _Cost, double: bool, staged: bool) -> int:
         """The layer's time with these costs (of one core's share, on several)."""
         if not double:
-            return cost.compute + cost.load + cost.weight_load + cost.store
+            # One thing at a time on a core; the cores of a split share the ports,
+            # which carry every core's transfers.
+            serial = cost.compute + cost.load + cost.weight_load + cost.store
+            return max(serial, *cost.ports.values()) if cost.ports else serial
         # Loads and stores overlap compute; they take turns on a port they share (all
         # of them, when one memory holds everything).
         first, last = self.first_and_last(tile, staged)
-        cycles = max(cost.compute, cost.transfers) + first + last
         if cost.compute >= cost.transfers:
-            cycles += self.store_backlog(tile)
-        return cycles
+            return cost.compute + first + last + self.store_backlog(tile)
+        # Bound by the transfers, which already hold the first loads and the last
+        # store: what they cannot hide is the last tile's compute, between its loads
+        # and its store (and no less than the exposed time of a compute-bound layer).
+        rows, columns, channels = self.last_tile(tile)
+        exposed = self.compute_cycles(rows, columns, channels, tile.depth)
+        return max(cost.transfers + exposed, cost.compute + first + last)
 
     def _share(
         self, cost: _Cost, order: str, split: str, cores: int, counts: tuple[int, int, int, int]
@@ -1255,16 +1297,21 @@ def _plan_shape(layer: Layer, target: Target, forced: Tile | None, stage: bool =
             f"{plan.sram_bytes} bytes of SRAM; the target has {capacity}"
         )
     block_rows = target.mac_array.output_block[0] if target.mac_array.output_block else 1
-    for double in (True, False):
+    for single in (False, True):
         # Whole rows first (a contiguous run a row, and a smaller search); tiles of part
         # of a row when none fits, or when the best whole rows are fewer than a
-        # micro-block's (which wastes the array).
+        # micro-block's (which wastes the array). Double buffered, and the whole layer
+        # in one tile single buffered (a fully connected layer's weights, loaded in one
+        # piece, are often faster so than in double-buffered pieces); every tile single
+        # buffered only when no double-buffered one fits.
         plans: list[Plan] = []
         for full_rows in (True, False):
             plans += [
                 model.plan(tile, double)
                 for tile in model.candidates(full_rows)
-                if (full_rows or tile.columns < layer.out_w)
+                if full_rows or tile.columns < layer.out_w
+                for double in ((False,) if single else (True, False))
+                if (double or single or model.whole(tile))
                 and sum(model.buffers(tile, double).values()) <= capacity
             ]
             if plans and _choose(plans).tile.rows >= min(block_rows, layer.out_h):

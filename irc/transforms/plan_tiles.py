@@ -678,7 +678,8 @@ class PlanTilesPass(ModulePass):
     elementwise ops, at the `qnn` level, a MAC layer with the `qnn.requantize` of its
     accumulator, or the float `nn` level) gets the fastest tile that fits the SRAM by the cost model of
     docs/tiling.md: output rows x columns x channels from `depth` input channels,
-    double buffered when it fits, with the loop order that moves less. The plan is
+    double buffered when it fits (or the whole layer in one tile, single buffered,
+    when that is faster), with the loop order that moves less. The plan is
     recorded on the op as a discardable attribute, and `report=FILE` writes the
     per-layer report (JSON for `.json`, else a table). A tile can be forced for every
     layer with `tile-sizes=rows,columns,channels,depth`, or for one op with the

@@ -15,14 +15,14 @@
 // CHECK:      options      -O2, int8 (minmax observer)
 // CHECK:      NPU          3 layers, 147,456 MACs (100.0%)
 // CHECK-NEXT: CPU          0 ops, 0 MACs (0.0%)
-// CHECK:      time         9,100 cycles = 0.018 ms at 500 MHz
+// CHECK:      time         9,028 cycles = 0.018 ms at 500 MHz
 // CHECK:      wrote {{.*}}: program.bin, weights.bin, target.toml, manifest.json, report.md, layers.csv, trace.json
 
 // By default (--partition cost) the same: with nothing on the host there is no
 // transition to save, so the cost model moves nothing.
 // COST:      NPU          3 layers, 147,456 MACs (100.0%)
 // COST-NEXT: CPU          0 ops, 0 MACs (0.0%)
-// COST:      time         9,100 cycles
+// COST:      time         9,028 cycles
 // COST-REPORT: ## Partition
 // COST-REPORT: Nothing runs on the host CPU.
 
@@ -47,7 +47,7 @@
 // REPORT:      | layer | op | tile | MACs | cycles |
 
 // EXEC:      opened the package in {{[0-9.]+}} ms (checksums, decoding, hazard checks, timing)
-// EXEC-NEXT: 9100 cycles, 0.018 ms at 500 MHz on npu-demo
+// EXEC-NEXT: 9028 cycles, 0.018 ms at 500 MHz on npu-demo
 // EXEC:      y: float32[1, 8, 8, 16]
 
 // FILE:   error: -o {{.*}}manifest.json is a file; it must name a directory
