@@ -22,9 +22,9 @@ their ratio. `--single-layers` compiles one conv, one depthwise conv, one fully
 connected layer and one elementwise add, each alone in a network, and prints the two
 estimates and why they differ (docs/simulator.md discusses each).
 
-`--predict-memories` compiles with irc-compile's `--predict-memories` (each layer's
-transfers costed where its tensors are predicted to live, not in the slowest memory
-of activations).
+`--no-predict-memories` compiles with irc-compile's `--no-predict-memories` (each
+layer's transfers costed in the slowest memory of activations, not where its tensors
+are predicted to live).
 
 `--no-transaction-bound` runs irc with memories that sustain their bandwidth whatever
 the transactions in flight (Vela's estimate reads no `max_reads`): the difference
@@ -171,9 +171,9 @@ def unbounded_target(config: str, directory: Path) -> str:
     return str(path)
 
 
-def run_irc(model: Path, config: str, predict: bool = False) -> tuple[Run, float]:
+def run_irc(model: Path, config: str, predict: bool = True) -> tuple[Run, float]:
     """Compile `model` with irc for the target `config` (a preset or a file) and
-    simulate it (with `predict`: `--predict-memories`)."""
+    simulate it (without `predict`: `--no-predict-memories`)."""
     from irc.driver.pipeline import CompileOptions, compile_model
     from irc.driver.report import layer_rows
 
@@ -275,7 +275,7 @@ def compare(
     repeats: int,
     directory: Path,
     bounded: bool = True,
-    predict: bool = False,
+    predict: bool = True,
 ) -> tuple[Run, Run]:
     """Both compilers on one model and machine, interleaved `repeats` times."""
     vela = irc = None
@@ -323,10 +323,10 @@ def main() -> None:
         "as Vela's estimate assumes (Little's law off)",
     )
     parser.add_argument(
-        "--predict-memories",
+        "--no-predict-memories",
         action="store_true",
-        help="irc-compile --predict-memories: each layer's transfers costed in the memory "
-        "its tensors are predicted to live in",
+        help="irc-compile --no-predict-memories: each layer's transfers costed in the "
+        "slowest memory of activations",
     )
     parser.add_argument("--json", type=Path, help="write every figure here")
     arguments = parser.parse_args()
@@ -342,7 +342,12 @@ def main() -> None:
             for name, path in models.items():
                 bounded = not arguments.no_transaction_bound
                 vela, irc = compare(
-                    path, config, arguments.repeats, directory, bounded, arguments.predict_memories
+                    path,
+                    config,
+                    arguments.repeats,
+                    directory,
+                    bounded,
+                    not arguments.no_predict_memories,
                 )
                 print_comparison(name, config, vela, irc)
                 if not arguments.no_layers and not arguments.single_layers:

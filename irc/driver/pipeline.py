@@ -113,9 +113,10 @@ class CompileOptions:
     layer_cores: int = 0
     """The most cores one layer or cascade is split across (0: all the target's; 1:
     every layer on one core, so that streamed frames take turns on the cores)."""
-    predict_memories: bool = False
+    predict_memories: bool = True
     """Cost each layer's transfers in the memory its tensors are predicted to live in
-    (plan-tiles' `predict-memories`), on several memories of activations."""
+    (plan-tiles' `predict-memories`), on several memories of activations; off, in the
+    slowest of them."""
     keep_inputs: bool = False
     """The inputs keep their buffers to the end of a run (streamed frames place the
     next frame's inputs early)."""

@@ -115,10 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--predict-memories",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="on several memories of activations (a system SRAM, then DRAM), cost each "
-        "layer's transfers in the memory its tensors are predicted to live in, not the "
-        "slowest (plan-tiles{predict-memories=true})",
+        "layer's transfers in the memory its tensors are predicted to live in (the "
+        "default; plan-tiles{predict-memories=true}), or with --no-predict-memories in "
+        "the slowest",
     )
     parser.add_argument(
         "--keep-inputs",

@@ -34,10 +34,10 @@
 // MANIFEST:      "options": {
 // MANIFEST:        "opt_level": 2,
 // MANIFEST-NEXT:   "partition": "support",
-// MANIFEST-NEXT:   "predict_memories": false,
+// MANIFEST-NEXT:   "predict_memories": true,
 // MANIFEST-NEXT:   "prequantized": false,
 // MANIFEST-NEXT:   "quantize": "int8"
-// MANIFEST:      "pipeline": "builtin.module(graph-opt{layout=nhwc activations=relu,clip},prepare-quantize,quantize{calibration-samples=2 observer=minmax percentile=99.99 seed=0 activations=int8 weights=per-channel bias-correction=true},lower-to-qnn{target=npu-demo},partition{mode=support target=npu-demo outline=false},plan-tiles{target=npu-demo align-channels=true cascades=true cascade-stripe=0 split-cores=false predict-memories=false layer-cores=0},plan-ddr{target=npu-demo zero-copy=true in-place=true keep-inputs=false},lower-to-tile{target=npu-demo},lower-to-npu{target=npu-demo double-buffer=true})",
+// MANIFEST:      "pipeline": "builtin.module(graph-opt{layout=nhwc activations=relu,clip},prepare-quantize,quantize{calibration-samples=2 observer=minmax percentile=99.99 seed=0 activations=int8 weights=per-channel bias-correction=true},lower-to-qnn{target=npu-demo},partition{mode=support target=npu-demo outline=false},plan-tiles{target=npu-demo align-channels=true cascades=true cascade-stripe=0 split-cores=false predict-memories=true layer-cores=0},plan-ddr{target=npu-demo zero-copy=true in-place=true keep-inputs=false},lower-to-tile{target=npu-demo},lower-to-npu{target=npu-demo double-buffer=true})",
 // MANIFEST:      "target": {
 // MANIFEST-NEXT:   "file": "target.toml",
 // MANIFEST-NEXT:   "name": "npu-demo"
