@@ -283,8 +283,14 @@ def _accesses(op: Operation, views: dict[object, View]) -> tuple[list[View], lis
     get = lambda value: views[value]  # noqa: E731
     if isinstance(op, npu.DmaOp):
         reads = [get(op.source)] if op.source is not None else []
-        written = op.frame if op.frame is not None else op.dest
-        return reads, [get(written)]
+        written = get(op.frame if op.frame is not None else op.dest)
+        # A broadcast writes the same bytes of every core's SRAM.
+        spaces = [npu.core_sram(core) for core in range(op.props().int("broadcast") or 0)]
+        writes = [
+            View(space, written.address, written.shape, written.strides, written.dtype)
+            for space in spaces or [written.space]
+        ]
+        return reads, writes
     if isinstance(op, npu.ConvOp | npu.MatmulOp):
         reads = [get(v) for v in op.operands[:2]]
         if op.props().bool("accumulate"):

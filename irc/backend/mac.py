@@ -12,6 +12,7 @@ output, and the lowering emits the requantize as the output stage of every tile.
 from __future__ import annotations
 
 import math
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -333,7 +334,7 @@ class OutputStage:
             zero_point_of(result),
         )
 
-    def load(self, b: LayerBuilder, channel: Bound, state: dict[str, SSAValue]) -> None:
+    def load(self, b: LayerBuilder, channel: Bound, state: MutableMapping[str, SSAValue]) -> None:
         """Copy the channel tile's bias and (multiplier, shift) pairs into SRAM."""
         em = b.em
         if self.bias is not None:
@@ -345,7 +346,9 @@ class OutputStage:
             b.load(self.params, [em.affine([(channel, 1)]), 0], buffer)
             state["params"] = buffer
 
-    def finish(self, b: LayerBuilder, acc: SSAValue, state: dict[str, SSAValue]) -> SSAValue:
+    def finish(
+        self, b: LayerBuilder, acc: SSAValue, state: MutableMapping[str, SSAValue]
+    ) -> SSAValue:
         """Add the bias to the accumulator tile, then requantize it (or apply the
         float activation); returns the tile to store."""
         em = b.em
@@ -460,7 +463,7 @@ def lower_conv(lowering: FunctionLowering, op: ConvLike) -> None:
     def groups_in(size_c: int) -> int:
         return size_c // out_per_group if grouped and size_c % out_per_group == 0 else 1
 
-    state: dict[str, SSAValue] = {}
+    state = b.state
 
     def load_input(bounds: Bounds) -> None:
         h, wb, c, k = bounds["h"], bounds["w"], bounds["c"], bounds["k"]
@@ -613,7 +616,7 @@ def lower_gemm(lowering: FunctionLowering, op: GemmLike) -> None:
     dims["c"] = Dim("c", features, tile_sizes.channels)
     dims["k"] = Dim("k", depth, tile_sizes.depth)
     order = ["c", *lead_names, "k"] if plan.order == "weights" else [*lead_names, "c", "k"]
-    state: dict[str, SSAValue] = {}
+    state = b.state
 
     def rows(bounds: Bounds) -> int:
         return math.prod(bounds[name].size for name in lead_names)

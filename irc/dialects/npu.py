@@ -530,7 +530,9 @@ class DmaOp(Command):
     `dma_weights` (a target with `weight_stream`: Ethos-U fetches weights on a channel
     of its own, beside the loads of activations), and a copy of a layer's weights into
     a faster system memory (its stage) on the DMA engine's queue, `dma_stage`, beside
-    the layer before.
+    the layer before. With `broadcast = n` (a target with `broadcast_loads`), a load
+    into SRAM writes the box, and its frame, into the SRAM of each of cores 0 to n-1 at
+    the same address: one read of the source for every core of a layer in lock step.
 
         npu.dma %rows to %box fill %frame {pad = -3}
             : memref<1x7x56x32xi8, strided<[100352, 1792, 32, 1]>, "ddr">,
@@ -545,6 +547,7 @@ class DmaOp(Command):
     frame = opt_operand_def(MemRefType)
     pad = tile._number_prop()
     weights = bool_prop(False)
+    broadcast = int_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def queue(self) -> str:
@@ -597,6 +600,15 @@ class DmaOp(Command):
         for written in (dest, frame):
             if written is not None:
                 _check_not_weights(written, "npu.dma")
+        broadcast = props.int("broadcast")
+        if broadcast is not None:
+            into = dest if dest is not None else frame
+            assert into is not None
+            if broadcast < 2 or space_of(buffer(into)) != SRAM:
+                raise fail(
+                    f"'broadcast' loads into core 0's SRAM and as many others, 2 or more "
+                    f"cores in all, got {broadcast} into {into.type}"
+                )
 
     def print(self, printer: Printer) -> None:
         if self.source is not None and self.dest is not None:

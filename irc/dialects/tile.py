@@ -599,6 +599,11 @@ class CopyOp(TileOp):
         tile.copy %t[%c0, %top, %cm1, %c0] to %box[%c0, %c0, %c0, %c0]
             sizes [1, 6, 58, 64] {pad = -3, source_rolling = [1, 56, 56, 64]}
             : memref<1x10x56x64xi8, "sram"> to memref<1x6x58x64xi8, "sram">
+
+    With `broadcast = n`, a copy into SRAM writes the box into the SRAM of each of the
+    first `n` cores, at the same place (a layer split over output channels in lock
+    step loads each input tile once for all its cores; `Cores.broadcast_loads`).
+    Functionally it is one copy: the tile level has one buffer per `tile.alloc`.
     """
 
     name = "tile.copy"
@@ -611,10 +616,21 @@ class CopyOp(TileOp):
     upsample = ints_prop()
     source_rolling = ints_prop()
     dest_rolling = ints_prop()
+    broadcast = int_prop()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def check(self, props: Props) -> None:
         source_type, dest_type = buffer(self.source), buffer(self.dest)
+        broadcast = props.int("broadcast")
+        if broadcast is not None and (
+            broadcast < 2
+            or space_of(dest_type) != SRAM_SPACE
+            or props.ints("dest_rolling") is not None
+        ):
+            raise fail(
+                f"'broadcast' copies into an SRAM buffer (not a rolling one) of 2 or more "
+                f"cores, got {broadcast} into {dest_type}"
+            )
         for side, buffer_type in (("source", source_type), ("dest", dest_type)):
             rolling = props.ints(f"{side}_rolling")
             if rolling is not None:

@@ -497,28 +497,25 @@ class Program:
         return [self.static[value] for value in op.operands]  # type: ignore[misc]
 
     def _load_dma(self, op: npu.DmaOp) -> None:
-        has_source, _, has_frame = _segments(op)
+        has_source, has_dest, has_frame = _segments(op)
         views = [self.views[value] for value in op.operands]
         source = views[0] if has_source else None
         written = views[-1]  # the frame, else the dest
         reads = [source] if source is not None else []
+        # A broadcast writes every core's SRAM at once: timed as one write.
         cost = timing.dma(self.target, reads, [written])
-        self._command(op, reads, [written], cost.cycles, transfer=cost)
-        arrays = self._arrays(op)
+        self._command(op, reads, written.broadcast(op), cost.cycles, transfer=cost)
         pad = _pad_value(op)
-        frame = arrays[-1]
-        if has_source and has_frame:
-            box, dest = arrays[0], arrays[1]
-
-            def copy_into_frame() -> None:
-                frame[...] = pad
-                dest[...] = box
-
-            self.steps.append(copy_into_frame)
-        elif has_source:
-            self.steps.append(functools.partial(np.copyto, arrays[1], arrays[0], "unsafe"))
-        elif has_frame:
-            self.steps.append(functools.partial(frame.fill, pad))
+        arrays = self._arrays(op)
+        box = arrays[0] if has_source else None
+        dest = arrays[1] if has_dest else None
+        frame = arrays[-1] if has_frame else None
+        self.steps.append(_dma_step(box, dest, frame, pad))
+        for space in [view.space for view in written.broadcast(op)[1:]]:
+            # The same box into another core's SRAM.
+            dest = self.machine.array(views[1].within(space)) if has_dest else None
+            frame = self.machine.array(views[-1].within(space)) if has_frame else None
+            self.steps.append(_dma_step(box, dest, frame, pad))
 
     def _load_conv(self, op: npu.ConvOp) -> None:
         props = op.props()
@@ -684,6 +681,20 @@ class NpuFunctions:
 def _segments(op: Operation) -> tuple[int, ...]:
     """The operand segment sizes of an op with optional operands."""
     return tuple(op.properties[tile.SEGMENTS].get_values())  # type: ignore[attr-defined]
+
+
+def _dma_step(
+    box: np.ndarray | None, dest: np.ndarray | None, frame: np.ndarray | None, pad: int | float
+) -> Step:
+    """A DMA's data movement: fill the frame with `pad`, then copy the box into `dest`."""
+
+    def step() -> None:
+        if frame is not None:
+            frame[...] = pad
+        if box is not None and dest is not None:
+            np.copyto(dest, box, "unsafe")
+
+    return step
 
 
 def _pad_value(op: npu.DmaOp) -> int | float:

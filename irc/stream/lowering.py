@@ -371,12 +371,29 @@ class StreamLowering:
             slot.dtype,
         )
 
-    def renew(self, slot: Slot) -> None:
-        """A command writes `slot` whole: a new tile goes to the other copy."""
+    def renew(self, slot: Slot, broadcast: int = 0) -> None:
+        """A command writes `slot` whole: a new tile goes to the other copy (in the
+        SRAM of every core a broadcast writes)."""
         if len(slot.addresses) > 1 and self.double:
             # The first tile takes the first copy.
-            key = self._copy_key(slot)
-            self.copy_of[key] = 1 - self.copy_of.get(key, 1)
+            spaces = [npu.core_sram(core) for core in range(broadcast)] or [self.space_of(slot)]
+            for space in spaces:
+                key = (space, slot.addresses)
+                self.copy_of[key] = 1 - self.copy_of.get(key, 1)
+
+    def _check_broadcast(self, op: tile.CopyOp, count: int) -> None:
+        """A broadcast load runs on core 0 and writes cores the target has, which can
+        receive it."""
+        cores = self.target.cores
+        if not cores.broadcast_loads or count > cores.count or self.core:
+            raise error(
+                f"lower-to-npu: a copy broadcast to {count} cores' SRAM, on core {self.core} "
+                f"of {self.target.name} ({cores.count} "
+                f"{'core' if cores.count == 1 else 'cores'}, "
+                f"{'' if cores.broadcast_loads else 'no '}broadcast loads)",
+                op,
+                hint="plan the program for this target (plan-tiles, lower-to-tile)",
+            )
 
     def box(
         self, slot: Slot, offsets: Sequence[int], sizes: Sequence[int], factors: Sequence[int] = ()
@@ -661,12 +678,16 @@ class StreamLowering:
         pad: Attribute | None,
         location: Attribute,
         element: Attribute,
+        broadcast: int = 0,
     ) -> None:
-        """An `npu.dma` of `source` into `dest` (either may be None: a fill of `frame`)."""
+        """An `npu.dma` of `source` into `dest` (either may be None: a fill of `frame`);
+        with `broadcast`, into the SRAM of that many cores."""
         operands = [self.view(v, element) for v in (source, dest, frame) if v is not None]
         properties: dict[str, Attribute] = {
             tile.SEGMENTS: _segments(source is not None, dest is not None, frame is not None)
         }
+        if broadcast:
+            properties["broadcast"] = IntegerAttr(broadcast, i64)
         if frame is not None:
             properties["pad"] = pad if pad is not None else IntegerAttr(0, i64)
         if (
@@ -681,8 +702,9 @@ class StreamLowering:
         op = npu.DmaOp.create(operands=operands, properties=properties)
         op.location = location  # type: ignore[assignment]
         reads = [source] if source is not None else []
-        writes = [frame if frame is not None else dest]
-        self.command(op, reads, [w for w in writes if w is not None])
+        written = frame if frame is not None else dest
+        assert written is not None
+        self.command(op, reads, written.broadcast(op))
 
     def copy(self, op: tile.CopyOp) -> None:
         """A `tile.copy`: the part of the box inside the source, into its place in the
@@ -711,11 +733,24 @@ class StreamLowering:
             starts.append(first * factor - offset)
         whole_box = not empty and all(f == 1 for f in factors) and counts == list(sizes)
         self._flush_deferred(dest.key)
+        broadcast = props.int("broadcast") or 0
+        if broadcast:
+            self._check_broadcast(op, broadcast)
         if _covers(dest, sizes):
-            self.renew(dest)
+            self.renew(dest, broadcast)
         frame = None if whole_box else self.box(dest, dest_offsets, sizes)
-        if empty:
-            self.emit_dma(None, None, frame, props.attr("pad"), op.location, dest.element)
+        if empty or broadcast:
+            # A broadcast load: one DMA, into the SRAM of every core.
+            source_view = None if empty else self.box(source, firsts, counts)
+            dest_view = (
+                None
+                if empty
+                else self.box(dest, [d + s for d, s in zip(dest_offsets, starts)], counts, factors)
+            )
+            self.emit_dma(
+                source_view, dest_view, frame, props.attr("pad"), op.location, dest.element,
+                broadcast,
+            )  # fmt: skip
             return
         if source_rolling or dest_rolling:
             self._rolling_copy(op, source, dest, firsts, counts, starts, dest_offsets, frame)

@@ -73,6 +73,18 @@ class View:
         """The same view at another address."""
         return View(self.space, address, self.shape, self.strides, self.dtype)
 
+    def within(self, space: str) -> View:
+        """The same view in another memory (another core's SRAM)."""
+        return View(space, self.address, self.shape, self.strides, self.dtype)
+
+    def broadcast(self, op: npu.DmaOp) -> list[View]:
+        """This view (what `op` writes) in every SRAM the DMA writes: its own, or with
+        `broadcast = n` the SRAM of each of cores 0 to n-1, at the same address."""
+        count = op.props().int("broadcast") or 1
+        if count == 1:
+            return [self]
+        return [self.within(npu.core_sram(core)) for core in range(count)]
+
     def byte_view(self, memory: np.ndarray) -> np.ndarray:
         """The view's bytes in `memory` (an array with one item per byte, or rows of
         them: then the first axis is kept), with a trailing axis over each element's

@@ -311,6 +311,10 @@ class Cores:
     across cores is not supported yet)."""
     sync_latency_cycles: int = 0
     """NPU clock cycles from a signal on one core to a wait on another seeing it."""
+    broadcast_loads: bool = False
+    """One DMA can write the same box into every core's SRAM: a layer split over output
+    channels may run in lock step, each input tile read once for all the cores (the
+    Ethos-U65-512's parallel mode; `npu.dma`'s `broadcast`)."""
 
 
 @dataclass(frozen=True)

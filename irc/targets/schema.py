@@ -278,6 +278,15 @@ CORES = Section(
             required=False,
             default=0,
         ),
+        Field(
+            "broadcast_loads",
+            "broadcast_loads",
+            "bool",
+            "one DMA can write the same box into every core's SRAM (the cores run a layer "
+            "in lock step, each input tile read once for all of them)",
+            required=False,
+            default=False,
+        ),
     ),
     required=False,
 )

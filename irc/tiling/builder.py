@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,7 +48,7 @@ from irc.tiling.lowering import (
     space_attr,
     storage_element,
 )
-from irc.tiling.planner import Layer, Plan
+from irc.tiling.planner import LOCK_STEP, Layer, Plan
 
 Bounds = dict[str, Bound]
 Action = Callable[[Bounds], None]
@@ -66,6 +66,36 @@ class _Action:
     """Run after the loops inside its level (a store after the K steps)."""
 
 
+class CoreState(MutableMapping[str, SSAValue]):
+    """What a layer's actions hand each other (the buffer a load filled, for the
+    compute that reads it), kept apart for each core of a layer in lock step: an
+    action run for core k sees core k's entries, then those of the actions the cores
+    share (the input a broadcast load filled)."""
+
+    def __init__(self, builder: LayerBuilder) -> None:
+        self.builder = builder
+        self.maps: dict[int | None, dict[str, SSAValue]] = {None: {}}
+
+    def _own(self) -> dict[str, SSAValue]:
+        return self.maps.setdefault(self.builder.core_key, {})
+
+    def __getitem__(self, key: str) -> SSAValue:
+        own = self._own()
+        return own[key] if key in own else self.maps[None][key]
+
+    def __setitem__(self, key: str, value: SSAValue) -> None:
+        self._own()[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._own()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self.maps[None], **self._own()})
+
+    def __len__(self) -> int:
+        return len({**self.maps[None], **self._own()})
+
+
 class LayerBuilder:
     """The SRAM buffers and the actions of one layer's loop nest."""
 
@@ -75,9 +105,17 @@ class LayerBuilder:
         self.plan = plan
         self.offsets = plan.sram_offsets
         self.actions: list[_Action] = []
-        self.buffers: dict[tuple[str, tuple[int, ...], Attribute], SSAValue] = {}
+        self.buffers: dict[tuple[str, tuple[int, ...], Attribute, int | None], SSAValue] = {}
         self.views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.prologue: list[Operation] = []
+        self.core_key: int | None = None
+        """In a layer in lock step, the core whose share an action runs for (None: an
+        action the cores share); each core has buffers of its own."""
+        self.broadcast = 0
+        """While an action the cores of a layer in lock step share runs: the cores
+        whose SRAM its loads write."""
+        self.state = CoreState(self)
+        """What the actions hand each other, per core of a layer in lock step."""
 
     def sram(
         self, role: str, shape: Sequence[int], element: Attribute, within: int = 0
@@ -85,7 +123,7 @@ class LayerBuilder:
         """The SRAM buffer of `role` (a buffer kind of the plan) with this shape, `within`
         bytes into that kind's region: one per shape, allocated before the loops at the
         plan's offset."""
-        key = (f"{role}@{within}", tuple(shape), element)
+        key = (f"{role}@{within}", tuple(shape), element, self.core_key)
         if key not in self.buffers:
             properties: dict[str, Attribute] = {}
             if role in self.offsets:
@@ -142,6 +180,12 @@ class LayerBuilder:
         if self.lowering.cascade is not None:
             self.lowering.cascade.register(self, dims)
             return
+        # In lock step (never over a split K: the planner does not choose it, and the
+        # output stage after the K loop would leave its core's last step).
+        k_steps = any(dim.name == "k" and dim.extent > dim.tile for dim in dims)
+        if self.plan.split == LOCK_STEP and self.plan.cores > 1 and not k_steps:
+            self._lock_step(dims)
+            return
         shares = core_shares(dims, self.plan.cores)
         if not shares and self.plan.core:
             # On one core, not core 0: the nest in that core's `tile.on_core`.
@@ -159,6 +203,57 @@ class LayerBuilder:
             shared = [share if dim.name == share.name else dim for dim in dims]
             body = self.em.scoped(functools.partial(self._nest, shared, {}, self.actions))
             self.em.add(tile.OnCoreOp.build_on(core, [*self.prologue, *body]))
+
+    def _lock_step(self, dims: Sequence[Dim]) -> None:
+        """The nest of a layer split over output channels in lock step: the cores walk
+        the same tiles, `cores` output-channel tiles at a time, one each. An action
+        that does not depend on the output channels (the input's load) runs once, on
+        core 0, its loads broadcast into every core's SRAM (`tile.copy`'s
+        `broadcast`); every other runs for each core, on its tile of channels, with
+        buffers of its own, in a `tile.on_core`; consecutive regions of one core are
+        then merged, so that each core's commands of a tile follow each other (a MAC
+        command and its output stage)."""
+        cores = self.plan.cores
+        channels = next(dim for dim in dims if dim.name == "c")
+        wide = replace(channels, tile=channels.tile * cores)
+        looped = [wide if dim.name == "c" else dim for dim in dims]
+
+        def shared(action: _Action) -> Action:
+            def run(bounds: Bounds) -> None:
+                self.broadcast = cores
+                try:
+                    action.run(bounds)
+                finally:
+                    self.broadcast = 0
+
+            return run
+
+        def each_core(action: _Action) -> Action:
+            def run(bounds: Bounds) -> None:
+                group = bounds["c"]
+                for core in range(cores):
+                    size = min(channels.tile, group.size - core * channels.tile)
+                    if size <= 0:
+                        break
+                    own = Bound(group.index, group.start + core * channels.tile, group.step, size)
+                    self.core_key = core
+                    try:
+                        body = self.em.scoped(functools.partial(action.run, {**bounds, "c": own}))
+                    finally:
+                        self.core_key = None
+                    self.em.add(tile.OnCoreOp.build_on(core, body))
+
+            return run
+
+        actions = [
+            _Action(a.depends, each_core(a) if "c" in a.depends else shared(a), a.after)
+            for a in self.actions
+        ]
+        mark = len(self.em.stack[0])
+        self._nest(looped, {}, actions)
+        self.em.stack[0][mark:] = merge_core_regions(self.em.stack[0][mark:])
+        # The allocations go before everything of this layer.
+        self.em.stack[0][mark:mark] = self.prologue
 
     def _nest(self, dims: Sequence[Dim], fixed: Bounds, actions: Sequence[_Action]) -> None:
         """Loops over the `dims` not `fixed`, with `actions` in place."""
@@ -247,6 +342,7 @@ class LayerBuilder:
             sizes,
             pad,
             upsample,
+            self.broadcast,
         )
 
     def store(self, buffer: SSAValue, storage: Storage, origins: Sequence[SSAValue | int]) -> None:
@@ -287,6 +383,36 @@ def core_shares(dims: Sequence[Dim], cores: int) -> list[Dim]:
         shares.append(replace(dim, start=start, extent=extent))
         start += extent
     return shares
+
+
+def merge_core_regions(ops: list[Operation]) -> list[Operation]:
+    """`ops` with each run of consecutive `tile.on_core` regions merged into one region
+    a core (the second region of core 0 appended to its first, and so on), in the
+    blocks of loops too: a layer in lock step emits a region a core for each action,
+    and a core's regions of one run touch only its own buffers, what the cores share
+    read-only, and its own part of the output, so that they may run together."""
+    merged: list[Operation] = []
+    first: dict[int, tile.OnCoreOp] = {}
+    for op in ops:
+        if isinstance(op, tile.OnCoreOp):
+            core = op.props().int("core") or 0
+            if core in first:
+                for inner in list(op.body.block.ops):
+                    inner.detach()
+                    first[core].body.block.add_op(inner)
+                continue
+            first[core] = op
+            merged.append(op)
+            continue
+        first = {}
+        for region in op.regions:
+            for block in region.blocks:
+                inner_ops = list(block.ops)
+                for inner in inner_ops:
+                    inner.detach()
+                block.add_ops(merge_core_regions(inner_ops))
+        merged.append(op)
+    return merged
 
 
 def buffer_shape(buffer: SSAValue) -> list[int]:

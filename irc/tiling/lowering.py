@@ -69,6 +69,7 @@ from irc.tiling import memory
 from irc.tiling.cascade import CASCADE_ATTR, Rows, Run, Schedule, core_spans, runs, schedule
 from irc.tiling.planner import (
     FORCE_ATTR,
+    LOCK_STEP,
     PLAN_ATTR,
     Layer,
     Plan,
@@ -634,10 +635,12 @@ class FunctionLowering:
         sizes: Sequence[int],
         pad: int | float | None = None,
         upsample: Sequence[int] = (),
+        broadcast: int = 0,
     ) -> None:
         """`tile.copy` of a box of `sizes` (offsets: constants or index values); the part
         of the source box outside the source is written as `pad`; `upsample` reads the
-        source with pad elements inserted (see `tile.copy`)."""
+        source with pad elements inserted; `broadcast` writes an SRAM box into the SRAM
+        of that many cores (see `tile.copy`)."""
         em = self.emitter
         properties: dict[str, Attribute] = {
             "sizes": DenseArrayBase.from_list(i64, list(sizes)),
@@ -656,6 +659,8 @@ class FunctionLowering:
             properties["pad"] = FloatAttr(pad, f32)
         elif pad:
             properties["pad"] = IntegerAttr(int(pad), i64)
+        if broadcast and tile.space_of(dest.type) == SCRATCH and dest not in self.rolling:  # type: ignore[arg-type]
+            properties["broadcast"] = IntegerAttr(broadcast, i64)
         offsets = [em.const(o) if isinstance(o, int) else o for o in source_offsets]
         offsets += [em.const(o) if isinstance(o, int) else o for o in dest_offsets]
         em.add(tile.CopyOp.create(operands=[source, dest, *offsets], properties=properties))
@@ -855,7 +860,22 @@ class FunctionLowering:
                 op,
                 hint="plan the layer for this target (plan-tiles)",
             )
-        return replace(plan, staged=staged, cores=count, core=_core(recorded, op, self.target))
+        split = recorded.data.get("split")
+        split_name = split.data if isinstance(split, StringAttr) and count > 1 else ""
+        if split_name == LOCK_STEP and not self.target.cores.broadcast_loads:
+            raise error(
+                f"the layer's plan runs its cores in lock step; {self.target.name}'s DMA "
+                "cannot broadcast a load to every core (no broadcast_loads)",
+                op,
+                hint="plan the layer for this target (plan-tiles)",
+            )
+        return replace(
+            plan,
+            staged=staged,
+            cores=count,
+            split=split_name,
+            core=_core(recorded, op, self.target),
+        )
 
 
 def _core(recorded: DictionaryAttr, op: Operation, target: Target) -> int:

@@ -1056,6 +1056,17 @@ class LayerModel:
                     split, cores = "", 1
             elif self.target.cores.count > 1:
                 note = "one core: one tile, nothing to split"
+            lock = self._lock_step(tile, cost, order, counts, double, staged)
+            if lock is not None and lock[0] < cycles:
+                previous = (
+                    f"split over {split}: {cycles:,}" if cores > 1 else f"one core: {one_core:,}"
+                )
+                cycles, read, cores = lock
+                split = LOCK_STEP
+                note = (
+                    f"split over {LOCK_STEP} on {cores} cores, each input tile loaded once "
+                    f"into every core's SRAM: {cycles:,} estimated cycles ({previous})"
+                )
             plan = Plan(
                 layer,
                 tile,
@@ -1141,6 +1152,58 @@ class LayerModel:
         part.read += (cores - 1) * size
         return part
 
+    def _lock_step(
+        self,
+        tile: Tile,
+        cost: _Cost,
+        order: str,
+        counts: tuple[int, int, int, int],
+        double: bool,
+        staged: bool,
+    ) -> tuple[int, int, int] | None:
+        """(cycles, bytes read, cores) of the layer split over output channels in lock
+        step, on a target whose DMA broadcasts loads to every core's SRAM
+        (`Cores.broadcast_loads`): the cores walk the same tiles, each computing its
+        share of the output channels, and core 0 loads each input tile once for all
+        of them (irc/tiling/builder.py). None when the layer cannot run so: not a
+        dense conv or gemm, one channel tile, or a split K (whose output stage, after
+        the K steps' loop, the command stream cannot join to a core's last step)."""
+        layer, target = self.layer, self.target
+        if not (
+            target.cores.broadcast_loads
+            and target.cores.count > 1
+            and layer.engine == "mac"
+            and layer.kind == "conv"
+            and layer.groups == 1
+            and counts[2] > 1
+            and counts[3] == 1
+        ):
+            return None
+        cores = min(target.cores.count, counts[2])
+        share = -(-counts[2] // cores) / counts[2]
+        # The input loads: one per tile the cores compute together, where one core
+        # loads one per tile it computes (those that scale with the channel tiles).
+        scales = order != "input"
+        inputs, input_bytes = cost.inputs
+        once = round(inputs * share) if scales else inputs
+        part = _Cost(
+            round(cost.compute * share),
+            round(cost.load * share) - round(inputs * share) + once,
+            round(cost.weight_load * share),
+            round(cost.store * share),
+            cost.read - input_bytes + (round(input_bytes * share) if scales else input_bytes),
+            cost.written,
+            dict(cost.ports),
+        )
+        port = self.input_memory.port
+        if port in part.ports:
+            part.ports[port] -= inputs - once
+        # Each tile the cores compute together: core 1 waits for core 0's load of its
+        # input, core 0's next load into that buffer for core 1's compute.
+        together = counts[0] * counts[1] * -(-counts[2] // cores)
+        sync = 2 * target.cores.sync_latency_cycles * together
+        return self.cycles(tile, part, double, staged) + sync, part.read, cores
+
     def split(self, order: str, counts: tuple[int, int, int, int]) -> tuple[str, int]:
         """What a plan with these tile `counts` (rows, columns, channels, K steps) and
         loop order splits on the target's cores (`SPLITS`), and on how many (one per
@@ -1203,10 +1266,15 @@ CYCLE_TOLERANCE = 0.01
 """Plans within this fraction of the fastest count as equally fast."""
 
 
-SPLITS = ("output channels", "batch", "rows", "columns")
+LOCK_STEP = "output channels in lock step"
+"""A split over output channels where the cores walk the same tiles together, each
+input tile loaded once into every core's SRAM (`Cores.broadcast_loads`)."""
+
+SPLITS = ("output channels", "batch", "rows", "columns", LOCK_STEP)
 """What a layer split across cores cuts into one share a core: its output channels
 (each core its share of the weights, all of the input), or its batch, rows or columns
-(all of the weights, its share of the input)."""
+(all of the weights, its share of the input); or its output channels in lock step
+(each core its share of the weights, the input loaded once for all)."""
 
 
 def _choose(plans: list[Plan]) -> Plan:
