@@ -150,21 +150,26 @@ def test_the_tile_level_says_which_core_runs_which_tiles() -> None:
         assert any(isinstance(op, tile.AllocOp) for op in region.body.walk())
 
 
+def cross_core_tokens(compiled: ModuleOp) -> set[int | None]:
+    """The tokens of the waits for a signal of another core."""
+    signals = {
+        op.props().int("token"): op for op in compiled.walk() if isinstance(op, npu.SignalOp)
+    }
+    return {
+        op.props().int("token")
+        for op in compiled.walk()
+        if isinstance(op, npu.WaitOp)
+        and signals[op.props().int("token")].core_index() != op.core_index()
+    }
+
+
 def test_deleting_any_synchronisation_across_cores_is_reported() -> None:
     """Every wait for another core's token, and every signal such a wait waits for,
     is needed: deleting one is a hazard naming both commands (or a wait for a token
     nothing sets). (Within a core: tests/test_simulator.py.)"""
     text, x = two_core_convs(np.random.default_rng(24), 8)
     compiled = compile_to_npu(text, SPLIT, TWO_CORES)
-    signals = {
-        op.props().int("token"): op for op in compiled.walk() if isinstance(op, npu.SignalOp)
-    }
-    across = {
-        op.props().int("token")
-        for op in compiled.walk()
-        if isinstance(op, npu.WaitOp)
-        and signals[op.props().int("token")].core_index() != op.core_index()
-    }
+    across = cross_core_tokens(compiled)
     assert across, "the layers' cores synchronise"
     deleted = check_every_deletion(
         compiled, [x], TWO_CORES, only=lambda op: op.props().int("token") in across
@@ -494,15 +499,7 @@ def test_deleting_any_synchronisation_of_a_layer_in_lock_step_is_reported() -> N
     for, is needed; deleting one is a hazard."""
     text, x = lock_step_conv(np.random.default_rng(6), 8)
     compiled = compile_to_npu(text, target=LOCK_STEP_CORES)
-    signals = {
-        op.props().int("token"): op for op in compiled.walk() if isinstance(op, npu.SignalOp)
-    }
-    across = {
-        op.props().int("token")
-        for op in compiled.walk()
-        if isinstance(op, npu.WaitOp)
-        and signals[op.props().int("token")].core_index() != op.core_index()
-    }
+    across = cross_core_tokens(compiled)
     assert len(across) >= 4, "the cores synchronise on every tile"
     deleted = check_every_deletion(
         compiled, [x], LOCK_STEP_CORES, only=lambda op: op.props().int("token") in across

@@ -221,6 +221,16 @@ func.func @weights_outside_the_region() attributes {npu.flash_bytes = 4096, npu.
 
 // -----
 
+func.func @broadcast_into_ddr() attributes {npu.ddr_bytes = 4096} {
+  %a = npu.view ddr[0] : memref<4xi8, "ddr">
+  %b = npu.view ddr[64] : memref<4xi8, "ddr">
+  // expected-error @+1 {{'broadcast' loads into core 0's SRAM and as many others, 2 or more cores in all, got 2 into memref<4xi8, "ddr">}}
+  npu.dma %a to %b {broadcast = 2} : memref<4xi8, "ddr">, memref<4xi8, "ddr">
+  func.return
+}
+
+// -----
+
 func.func @dma_nothing() {
   // expected-error @+1 {{npu.dma needs a source and a dest, a fill frame, or both}}
   "npu.dma"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> : () -> ()

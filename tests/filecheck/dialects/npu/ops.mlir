@@ -85,6 +85,8 @@ func.func @main(%arg: tensor<1x8x8x16xi8>, %h: tensor<1x10xf32>) -> (tensor<1x3x
   npu.dma fill %frame {pad = 0} : memref<1x5x10x16xi8, "sram">
   // CHECK-NEXT: npu.dma %rows to %box fill %frame {pad = -3} : memref<1x3x8x16xi8, strided<[1024, 128, 16, 1]>, "ddr">, memref<1x3x8x16xi8, strided<[800, 160, 16, 1]>, "sram">, memref<1x5x10x16xi8, "sram">
   npu.dma %rows to %box fill %frame {pad = -3} : memref<1x3x8x16xi8, strided<[1024, 128, 16, 1]>, "ddr">, memref<1x3x8x16xi8, strided<[800, 160, 16, 1]>, "sram">, memref<1x5x10x16xi8, "sram">
+  // CHECK-NEXT: npu.dma %rows to %box fill %frame {broadcast = 2, pad = -3} : memref<1x3x8x16xi8, strided<[1024, 128, 16, 1]>, "ddr">, memref<1x3x8x16xi8, strided<[800, 160, 16, 1]>, "sram">, memref<1x5x10x16xi8, "sram">
+  npu.dma %rows to %box fill %frame {pad = -3, broadcast = 2} : memref<1x3x8x16xi8, strided<[1024, 128, 16, 1]>, "ddr">, memref<1x3x8x16xi8, strided<[800, 160, 16, 1]>, "sram">, memref<1x5x10x16xi8, "sram">
   // CHECK-NEXT: npu.dma %ud to %upbox fill %upframe {pad = 0} : memref<1x3x3x8xi8, "ddr">, memref<1x3x3x8xi8, strided<[200, 80, 16, 1]>, "sram">, memref<1x5x5x8xi8, "sram">
   npu.dma %ud to %upbox fill %upframe {pad = 0} : memref<1x3x3x8xi8, "ddr">, memref<1x3x3x8xi8, strided<[200, 80, 16, 1], offset: 0>, "sram">, memref<1x5x5x8xi8, "sram">
   // CHECK-NEXT: npu.dma %wd to %w : memref<8x3x3x16xi8, "ddr">, memref<8x3x3x16xi8, "sram">

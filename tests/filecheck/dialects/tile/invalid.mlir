@@ -149,6 +149,24 @@ func.func @copy_pad(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "sram">) {
 
 // -----
 
+func.func @copy_broadcast_into_ddr(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "ddr">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'broadcast' copies into an SRAM buffer (not a rolling one) of 2 or more cores, got 2 into memref<4xi8, "ddr">}}
+  tile.copy %a[%c0] to %b[%c0] sizes [4] {broadcast = 2} : memref<4xi8, "ddr"> to memref<4xi8, "ddr">
+  func.return
+}
+
+// -----
+
+func.func @copy_broadcast_to_one(%a: memref<4xi8, "ddr">, %b: memref<4xi8, "sram">) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'broadcast' copies into an SRAM buffer (not a rolling one) of 2 or more cores, got 1 into memref<4xi8, "sram">}}
+  tile.copy %a[%c0] to %b[%c0] sizes [4] {broadcast = 1} : memref<4xi8, "ddr"> to memref<4xi8, "sram">
+  func.return
+}
+
+// -----
+
 func.func @copy_upsample(%a: memref<4x4xi8, "ddr">, %b: memref<8x8xi8, "sram">) {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{'upsample' must be 2 positive factors, got [2, 0]}}

@@ -23,6 +23,9 @@ func.func @buffers(%t: tensor<1x12x12x8x!quant.uniform<i8:f32, 0.1:-3>>) -> tens
   tile.copy %box[%c0, %c0, %c0, %c0] to %x[%c0, %c0, %c0, %c0] sizes [1, 6, 12, 8] {pad = 0} : memref<1x6x14x8xi8, "sram"> to memref<1x12x12x8xi8, "ddr">
   // CHECK-NEXT: tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3, upsample = [1, 2, 2, 1]} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
   tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3, upsample = [1, 2, 2, 1]} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+  // A load broadcast into the SRAM of two cores (a layer in lock step).
+  // CHECK-NEXT: tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {broadcast = 2, pad = -3} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
+  tile.copy %x[%c0, %cm1, %cm1, %c0] to %box[%c0, %c0, %c0, %c0] sizes [1, 6, 14, 8] {pad = -3, broadcast = 2} : memref<1x12x12x8xi8, "ddr"> to memref<1x6x14x8xi8, "sram">
   // A rolling buffer of 4 rows of a 12-row tensor: its offsets are the tensor's.
   // CHECK-NEXT: %roll = tile.alloc {offset = 16384} : memref<1x4x12x8xi8, "sram">
   %roll = tile.alloc {offset = 16384} : memref<1x4x12x8xi8, "sram">
