@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, wraps
 from itertools import product
@@ -466,7 +466,7 @@ def _remembered(method: Callable[..., _Figure]) -> Callable[..., _Figure]:
     cycle, so a model (and all it remembered) goes as soon as its layer is planned."""
 
     @wraps(method)
-    def remembered(model: LayerModel, *arguments: int) -> _Figure:
+    def remembered(model: LayerModel, *arguments: Hashable) -> _Figure:
         key = (method, arguments)
         try:
             return model.figures[key]
@@ -556,7 +556,7 @@ class LayerModel:
         # A search costs thousands of tiles whose pieces share sizes: the figures of
         # each piece (pure functions of their arguments for this layer) are
         # remembered here (`_remembered`), for as long as the model lives.
-        self.figures: dict[tuple[object, tuple[int, ...]], Any] = {}
+        self.figures: dict[tuple[object, tuple[Hashable, ...]], Any] = {}
 
     # ---- geometry ---------------------------------------------------------------------
 
@@ -726,6 +726,7 @@ class LayerModel:
             self.output_memory, False, runs, run * layer.out_bytes, 1, step * layer.out_bytes
         )
 
+    @_remembered
     def parameter_dma(self, memory: _Memory, channels: int) -> tuple[int, int]:
         """(cycles, bytes) of a channel tile's bias and requantization pairs read from
         `memory`: one DMA of each, as the lowering emits them, each with the memory's
@@ -741,6 +742,7 @@ class LayerModel:
                 cycles, moved = cycles + c, moved + m
         return cycles, moved
 
+    @_remembered
     def _weight_runs(self, memory: _Memory, channels: int, depth: int) -> tuple[int, int]:
         """(cycles, bytes) of a weight tile alone read from `memory`: a slice of K of an
         O x KH x KW x I weight is a run of `depth` inputs for every output channel and
