@@ -19,10 +19,10 @@ from irc.ir.context import make_context
 from irc.ir.io import verify_module
 from irc.passes import parse_pipeline
 from irc.sim.machine import Hazard, Program
-from irc.sim.run import chrome_trace, simulate
+from irc.sim.run import Report, chrome_trace, simulate
 from irc.sim.schedule import Item, schedule
 from irc.sim.streaming import cross_frame_dependencies, stream_timing, unordered
-from irc.targets import load_target, using_target
+from irc.targets import Target, load_target, using_target
 from irc.targets.model import Cores
 from irc.tiling.builder import core_shares, split_dimension
 from irc.tiling.lowering import Dim
@@ -60,6 +60,18 @@ def two_core_convs(rng: np.random.Generator, size: int = 32) -> tuple[str, np.nd
 SPLIT = "plan-tiles{split-cores=true},lower-to-tile,lower-to-npu"
 """Every layer of several tiles split across the cores, whatever the planner's costs
 say (the tests of the synchronisation between them)."""
+
+
+def exact_run(
+    text: str, x: np.ndarray, target: Target, expected: dict[str, np.ndarray]
+) -> tuple[ModuleOp, Report]:
+    """`text` compiled for `target` and simulated on `x`: the stream and its report,
+    every output checked against `expected`."""
+    module = compile_to_npu(text, target=target)
+    outputs, report = simulate(module, [x], target)
+    for name in expected:
+        assert np.array_equal(outputs[name], expected[name])
+    return module, report
 
 
 def cores_of(module: ModuleOp) -> set[int]:
@@ -117,15 +129,10 @@ def test_a_layer_the_memory_port_bounds_stays_on_one_core() -> None:
 def test_split_layers_run_on_both_cores_bit_exact_and_faster() -> None:
     text, x = two_core_convs(np.random.default_rng(23))
     expected = run_function(parse(text), [x])
-    one = compile_to_npu(text, target=NPU_DEMO)
-    two = compile_to_npu(text, target=TWO_CORES)
+    one, report_one = exact_run(text, x, NPU_DEMO, expected)
+    two, report_two = exact_run(text, x, TWO_CORES, expected)
     assert cores_of(one) == {0} and cores_of(two) == {0, 1}
     assert two.ops.first.attributes[npu.CORES_ATTR].value.data == 2  # type: ignore[union-attr]
-    outputs_one, report_one = simulate(one, [x], NPU_DEMO)
-    outputs_two, report_two = simulate(two, [x], TWO_CORES)
-    for name in expected:
-        assert np.array_equal(outputs_one[name], expected[name])
-        assert np.array_equal(outputs_two[name], expected[name])
     # The MAC work is shared evenly between the two arrays (none is lost or done
     # twice; SRAM banks shift a few cycles), and the run is at least 1.5x faster: each layer's first loads and last
     # store, and the wait between the layers, are not shared.
@@ -419,14 +426,9 @@ def test_a_layer_that_does_not_wait_for_core_0_runs_on_core_1_beside_it() -> Non
     assert ["cores" in plan.data for plan in recorded] == [False] * 3  # type: ignore[attr-defined]
     assert [plan.data.get("core") for plan in recorded][1].value.data == 1  # type: ignore[attr-defined,union-attr]
     assert "core" not in recorded[0].data and "core" not in recorded[2].data  # type: ignore[attr-defined]
-    one = compile_to_npu(text, target=NPU_DEMO)
-    two = compile_to_npu(text, target=TWO_CORES)
+    _, report_one = exact_run(text, x, NPU_DEMO, expected)
+    two, report_two = exact_run(text, x, TWO_CORES, expected)
     assert cores_of(two) == {0, 1}
-    outputs_one, report_one = simulate(one, [x], NPU_DEMO)
-    outputs_two, report_two = simulate(two, [x], TWO_CORES)
-    for name in expected:
-        assert np.array_equal(outputs_two[name], expected[name])
-        assert np.array_equal(outputs_one[name], expected[name])
     # The second branch's time is hidden but for the DDR the cores share, and its
     # inputs' loads and the sync with core 0: 8,836 -> 7,400 cycles.
     assert report_two.cycles < 0.9 * report_one.cycles
@@ -478,14 +480,9 @@ def test_a_layer_in_lock_step_loads_each_input_tile_once_for_both_cores() -> Non
     for loop in [op for op in tiled.walk() if op.name == "scf.for"]:
         regions = [op for op in loop.body.block.ops if isinstance(op, tile.OnCoreOp)]
         assert [region.props().int("core") for region in regions] in ([], [0, 1])
-    lock = compile_to_npu(text, target=LOCK_STEP_CORES)
-    split = compile_to_npu(text, target=TWO_CORES)
+    lock, report_lock = exact_run(text, x, LOCK_STEP_CORES, expected)
+    _, report_split = exact_run(text, x, TWO_CORES, expected)
     assert any(isinstance(op, npu.DmaOp) and op.props().int("broadcast") == 2 for op in lock.walk())
-    outputs_lock, report_lock = simulate(lock, [x], LOCK_STEP_CORES)
-    outputs_split, report_split = simulate(split, [x], TWO_CORES)
-    for name in expected:
-        assert np.array_equal(outputs_lock[name], expected[name])
-        assert np.array_equal(outputs_split[name], expected[name])
     assert report_lock.cycles < 0.95 * report_split.cycles
     assert report_lock.total.ddr_read < report_split.total.ddr_read
     # Both cores computed half of the MACs.

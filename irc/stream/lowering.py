@@ -150,9 +150,14 @@ class _Dma:
     pad: Attribute | None
     location: Attribute
     element: Attribute
+    broadcast: int = 0
+    """Into the SRAM of this many cores (0: the running core's)."""
 
     def emit(self, lowering: StreamLowering) -> None:
-        lowering.emit_dma(self.source, self.dest, self.frame, self.pad, self.location, self.element)
+        lowering.emit_dma(
+            self.source, self.dest, self.frame, self.pad, self.location, self.element,
+            self.broadcast,
+        )  # fmt: skip
 
 
 @dataclass
@@ -739,23 +744,16 @@ class StreamLowering:
         if _covers(dest, sizes):
             self.renew(dest, broadcast)
         frame = None if whole_box else self.box(dest, dest_offsets, sizes)
-        if empty or broadcast:
-            # A broadcast load: one DMA, into the SRAM of every core.
-            source_view = None if empty else self.box(source, firsts, counts)
-            dest_view = (
-                None
-                if empty
-                else self.box(dest, [d + s for d, s in zip(dest_offsets, starts)], counts, factors)
-            )
+        if empty:
             self.emit_dma(
-                source_view, dest_view, frame, props.attr("pad"), op.location, dest.element,
-                broadcast,
-            )  # fmt: skip
+                None, None, frame, props.attr("pad"), op.location, dest.element, broadcast
+            )
             return
         if source_rolling or dest_rolling:
             self._rolling_copy(op, source, dest, firsts, counts, starts, dest_offsets, frame)
             return
-        chunk = self._weight_chunk(op, dest) if whole_box and _covers(dest, sizes) else 0
+        streamable = whole_box and _covers(dest, sizes) and not broadcast
+        chunk = self._weight_chunk(op, dest) if streamable else 0
         if chunk:
             # The first chunk now; the rest after the step's other loads (`mac`).
             self.streamed_copies.add(op)
@@ -781,8 +779,16 @@ class StreamLowering:
             return
         source_view = self.box(source, firsts, counts)
         dest_view = self.box(dest, [d + s for d, s in zip(dest_offsets, starts)], counts, factors)
-        dma = _Dma(source_view, dest_view, frame, props.attr("pad"), op.location, dest.element)
-        if self.deferred and dest.space == SRAM and op.dest not in self.streaming_inputs:
+        dma = _Dma(
+            source_view, dest_view, frame, props.attr("pad"), op.location, dest.element, broadcast
+        )
+        # A broadcast (core 0's, between a layer's regions) is never held.
+        if (
+            self.deferred
+            and dest.space == SRAM
+            and op.dest not in self.streaming_inputs
+            and not broadcast
+        ):
             self.held.append(dma)  # a load the streamed step's first commands do not read
         else:
             dma.emit(self)
